@@ -1,0 +1,15 @@
+# Helpers shared by every module's CMakeLists.txt.
+include(GoogleTest)
+
+# gpulens_test(NAME src1.cpp ... LIBS lib1 ...): one GoogleTest binary, its
+# tests discovered at test time so that ctest reports each case.
+function(gpulens_test name)
+  cmake_parse_arguments(T "" "" "LIBS" ${ARGN})
+  add_executable(${name} ${T_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
+  target_compile_definitions(${name} PRIVATE
+    GPULENS_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    GPULENS_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
+    PROPERTIES ENVIRONMENT "GPULENS_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endfunction()

@@ -1,0 +1,39 @@
+// The subcommand table and the flag-parsing helper every subcommand shares.
+#include "cli/command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <array>
+#include <iostream>
+
+namespace gpulens::cli {
+
+int run_version(int argc, char** argv);
+
+namespace {
+// One line per subcommand, in the order `gpulens --help` lists them.
+constexpr std::array kCommands{
+    Command{"version", "print the version and build information", run_version},
+};
+}  // namespace
+
+std::span<const Command> commands() { return kCommands; }
+
+int parse(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::cout << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp& e) {
+    std::cout << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << app.get_name() << ": " << e.what() << "\n"
+              << "Run '" << app.get_name() << " --help' for usage.\n";
+    return kExitUsage;
+  }
+  return -1;
+}
+
+}  // namespace gpulens::cli
