@@ -1,0 +1,166 @@
+// Reading trace files: gzip detection and inflation, then a single
+// simdjson on-demand pass that keeps only what the analyses use.
+#include "analyze/trace/reader.h"
+
+#include <libdeflate.h>
+#include <simdjson.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+#include <sys/stat.h>
+
+namespace gpulens::trace {
+
+uint32_t Interner::id(std::string_view s) {
+  auto it = index_.find(s);
+  if (it != index_.end()) return it->second;
+  const std::string& key = keys_.emplace_back(s);
+  auto id = static_cast<uint32_t>(table_.size());
+  table_.push_back(key);
+  index_.emplace(key, id);
+  return id;
+}
+
+namespace {
+
+using simdjson::ondemand::value;
+
+std::string human_bytes(uint64_t n) {
+  char buf[32];
+  if (n >= (uint64_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.1f GiB", n / 1073741824.0);
+  else if (n >= (uint64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", n / 1048576.0);
+  else std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+Status too_big(const std::string& path, uint64_t n, uint64_t limit) {
+  return invalid_argument(path + ": " + human_bytes(n) + " of JSON is more than the limit of " +
+                          human_bytes(limit) + " (raise it with --max-bytes)");
+}
+
+// Streams a gzip file (any number of members) through zlib into `out`.
+Status inflate_streaming(const std::string& path, std::string_view in, uint64_t limit,
+                         size_t padding, std::string& out) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return internal_error("zlib init failed");
+  std::unique_ptr<z_stream, decltype(&inflateEnd)> guard(&zs, inflateEnd);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  size_t used = 0;
+  out.resize(std::max<size_t>(in.size() * 4, 1 << 20));
+  for (;;) {
+    // zlib counts in 32-bit units; feed and drain at most 1 GiB at a time.
+    zs.avail_in = static_cast<uInt>(std::min<size_t>(in.size() - (zs.next_in - reinterpret_cast<const Bytef*>(in.data())), 1u << 30));
+    if (used == out.size()) {
+      if (used >= limit) return too_big(path, used, limit);
+      out.resize(std::min<uint64_t>(out.size() * 2, limit + 1));
+    }
+    zs.next_out = reinterpret_cast<Bytef*>(out.data() + used);
+    zs.avail_out = static_cast<uInt>(std::min<size_t>(out.size() - used, 1u << 30));
+    uInt before = zs.avail_out;
+    int rc = inflate(&zs, Z_NO_FLUSH);
+    used += before - zs.avail_out;
+    if (used > limit) return too_big(path, used, limit);
+    if (rc == Z_STREAM_END) {
+      size_t consumed = zs.next_in - reinterpret_cast<const Bytef*>(in.data());
+      if (consumed >= in.size()) break;
+      inflateReset(&zs);  // another gzip member follows
+      continue;
+    }
+    if (rc == Z_BUF_ERROR && zs.avail_in == 0) {
+      return invalid_argument(path + ": gzip data is truncated (ends before the end of the stream)");
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      return invalid_argument(path + ": corrupt gzip data (" + (zs.msg ? zs.msg : "inflate error") + ")");
+    }
+  }
+  out.resize(used);
+  out.reserve(used + padding);
+  return Status::ok();
+}
+
+Status inflate_gzip(const std::string& path, std::string_view in, uint64_t limit, size_t padding,
+                    std::string& out) {
+  if (in.size() < 18) return invalid_argument(path + ": gzip data is truncated (" + std::to_string(in.size()) + " bytes)");
+  uint32_t isize = 0;
+  std::memcpy(&isize, in.data() + in.size() - 4, 4);  // little-endian on every target we build
+  // ISIZE is the size mod 2^32 and describes only the last member; trust it
+  // only when it is plausible for deflate (which expands at most ~1032:1).
+  bool plausible = isize >= in.size() / 2 && isize / 1100 <= in.size() && isize <= limit;
+  if (plausible) {
+    out.resize(size_t{isize} + padding);
+    std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> d(
+        libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
+    size_t in_used = 0, out_used = 0;
+    auto rc = libdeflate_gzip_decompress_ex(d.get(), in.data(), in.size(), out.data(), isize,
+                                            &in_used, &out_used);
+    if (rc == LIBDEFLATE_SUCCESS && in_used == in.size() && out_used == isize) {
+      out.resize(out_used);
+      return Status::ok();
+    }
+    if (rc == LIBDEFLATE_BAD_DATA) return invalid_argument(path + ": corrupt or truncated gzip data");
+  }
+  return inflate_streaming(path, in, limit, padding, out);
+}
+
+}  // namespace
+
+Result<std::string> load_json_text(const std::string& path, const ReadOptions& opts,
+                                   size_t padding) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return io_error(path + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return invalid_argument(path + ": is a directory, not a trace file");
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return io_error(path + ": cannot open: " + std::strerror(errno));
+  char head[64] = {};
+  f.read(head, sizeof head);
+  auto got = static_cast<size_t>(f.gcount());
+  if (got == 0) return invalid_argument(path + ": file is empty");
+  bool gz = got >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+            static_cast<unsigned char>(head[1]) == 0x8b;
+  if (!gz) {
+    // Refuse binary garbage before reading gigabytes of it.
+    std::string_view h(head, got);
+    size_t first = h.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos && h[first] != '{' && h[first] != '[') {
+      char b[8];
+      std::snprintf(b, sizeof b, "0x%02x", static_cast<unsigned char>(h[first]));
+      return invalid_argument(path + ": not JSON and not gzip (byte " + std::to_string(first) +
+                              " is " + b + ")");
+    }
+  }
+  auto size = static_cast<uint64_t>(st.st_size);
+  if (size > opts.max_bytes) return too_big(path, size, opts.max_bytes);
+
+  std::string raw;
+  raw.reserve(size + (gz ? 0 : padding));
+  raw.resize(size);
+  std::memcpy(raw.data(), head, got);
+  f.read(raw.data() + got, static_cast<std::streamsize>(size - got));
+  if (static_cast<uint64_t>(f.gcount()) + got != size) return io_error(path + ": short read");
+  if (!gz) return raw;
+  if (opts.progress) std::fprintf(stderr, "%s: inflating %s of gzip\n", path.c_str(), human_bytes(size).c_str());
+  std::string out;
+  if (Status s = inflate_gzip(path, raw, opts.max_bytes, padding, out); !s) return s;
+  return out;
+}
+
+Result<Trace> read_trace_file(const std::string& path, const ReadOptions& opts) {
+  auto text = load_json_text(path, opts, simdjson::SIMDJSON_PADDING);
+  if (!text) return text.status();
+  if (opts.progress) std::fprintf(stderr, "%s: parsing %s of JSON\n", path.c_str(), human_bytes(text->size()).c_str());
+  // load_json_text reserved the padding; make it readable memory that is set.
+  std::string& s = *text;
+  size_t n = s.size();
+  s.resize(n + simdjson::SIMDJSON_PADDING, ' ');
+  auto t = parse_trace(std::string_view(s.data(), n), path);
+  return t;
+}
+
+}  // namespace gpulens::trace

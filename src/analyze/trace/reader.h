@@ -1,0 +1,44 @@
+// Reading profiler trace files: plain or gzip JSON into a Trace.
+//
+//   ReadOptions opts;                    // opts.max_bytes caps the JSON size
+//   Result<Trace> t = read_trace_file("worker0.pt.trace.json.gz", opts);
+//   if (!t) std::cerr << t.status().message();   // names file, line, problem
+//
+// gzip is recognised by its magic bytes, not the file name. Whole members
+// are inflated with libdeflate (sized by the ISIZE trailer); when ISIZE
+// cannot be trusted (over 4 GiB, several members) zlib streams instead.
+// parse_trace() is the pure part: JSON text in, Trace out; tests call it
+// directly. Malformed input gives an error naming the line, never a partial
+// Trace. Events that are well-formed JSON but unusable (a complete event
+// without ts, say) are skipped and counted in Trace::skipped.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "analyze/trace/trace.h"
+#include "util/status.h"
+
+namespace gpulens::trace {
+
+struct ReadOptions {
+  // Largest uncompressed JSON accepted; simdjson itself stops at 4 GiB.
+  uint64_t max_bytes = uint64_t{3} << 30;
+  // Print progress to stderr (the CLI sets this for large inputs on a tty).
+  bool progress = false;
+};
+
+Result<Trace> read_trace_file(const std::string& path, const ReadOptions& opts = {});
+
+// Loads the file and inflates it if it is gzip. The result has at least
+// `padding` spare bytes of capacity after size() for the JSON parser.
+Result<std::string> load_json_text(const std::string& path, const ReadOptions& opts,
+                                   size_t padding);
+
+// Parses Chrome-trace JSON text (a {"traceEvents": [...]} object or a bare
+// array of events). `json` must have simdjson::SIMDJSON_PADDING readable
+// bytes after its end; `label` names the input in messages.
+Result<Trace> parse_trace(std::string_view json, std::string label);
+
+}  // namespace gpulens::trace

@@ -1,0 +1,264 @@
+// The catalog table itself. One row per FieldId, in enum order (checked by a
+// test), grouped by layer.
+#include "model/catalog.h"
+
+#include <array>
+
+namespace gpulens {
+namespace {
+
+using enum MetricType;
+using enum Layer;
+using enum Scope;
+constexpr double kMiB = 1.0 / (1024.0 * 1024.0);
+
+constexpr std::array<FieldDef, kFieldCount> kCatalog{{
+    // ---- compute -------------------------------------------------------
+    {FieldId::kGpuUtilization, "gpu_utilization_ratio", kGauge, "ratio", kCompute, kGpu,
+     "Fraction of the last period in which any kernel ran (nvidia-smi utilization; coarse).",
+     "DCGM_FI_DEV_GPU_UTIL", 100.0},
+    {FieldId::kGpuSmActive, "gpu_sm_active_ratio", kGauge, "ratio", kCompute, kGpu,
+     "Fraction of cycles with at least one warp resident on an SM, averaged over SMs.",
+     "DCGM_FI_PROF_SM_ACTIVE"},
+    {FieldId::kGpuSmOccupancy, "gpu_sm_occupancy_ratio", kGauge, "ratio", kCompute, kGpu,
+     "Resident warps over the theoretical maximum, averaged over SMs and cycles.",
+     "DCGM_FI_PROF_SM_OCCUPANCY"},
+    {FieldId::kGpuGraphicsEngineActive, "gpu_graphics_engine_active_ratio", kGauge, "ratio", kCompute, kGpu,
+     "Fraction of time the graphics/compute engine was active.", "DCGM_FI_PROF_GR_ENGINE_ACTIVE"},
+    {FieldId::kGpuTensorActive, "gpu_tensor_core_util_ratio", kGauge, "ratio", kCompute, kGpu,
+     "Fraction of cycles any tensor pipe was active.", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"},
+    {FieldId::kGpuFp64Active, "gpu_fp64_pipe_active_ratio", kGauge, "ratio", kCompute, kGpu,
+     "Fraction of cycles the FP64 pipe was active.", "DCGM_FI_PROF_PIPE_FP64_ACTIVE"},
+    {FieldId::kGpuFp32Active, "gpu_fp32_pipe_active_ratio", kGauge, "ratio", kCompute, kGpu,
+     "Fraction of cycles the FP32 pipe was active.", "DCGM_FI_PROF_PIPE_FP32_ACTIVE"},
+    {FieldId::kGpuFp16Active, "gpu_fp16_pipe_active_ratio", kGauge, "ratio", kCompute, kGpu,
+     "Fraction of cycles the FP16 pipe was active (excluding tensor cores).",
+     "DCGM_FI_PROF_PIPE_FP16_ACTIVE"},
+    {FieldId::kGpuSmClock, "gpu_sm_clock_hertz", kGauge, "hertz", kCompute, kGpu,
+     "Current SM clock.", "DCGM_FI_DEV_SM_CLOCK", 1e-6},
+    {FieldId::kGpuSmClockMax, "gpu_sm_clock_max_hertz", kGauge, "hertz", kCompute, kGpu,
+     "Maximum SM clock.", "DCGM_FI_DEV_MAX_SM_CLOCK", 1e-6},
+    {FieldId::kGpuMemClock, "gpu_memory_clock_hertz", kGauge, "hertz", kCompute, kGpu,
+     "Current memory clock.", "DCGM_FI_DEV_MEM_CLOCK", 1e-6},
+    {FieldId::kGpuMemClockMax, "gpu_memory_clock_max_hertz", kGauge, "hertz", kCompute, kGpu,
+     "Maximum memory clock.", "DCGM_FI_DEV_MAX_MEM_CLOCK", 1e-6},
+    // ---- memory --------------------------------------------------------
+    {FieldId::kGpuMemoryTotal, "gpu_memory_total_bytes", kGauge, "bytes", kMemory, kGpu,
+     "Framebuffer memory size.", "DCGM_FI_DEV_FB_TOTAL", kMiB},
+    {FieldId::kGpuMemoryUsed, "gpu_memory_used_bytes", kGauge, "bytes", kMemory, kGpu,
+     "Framebuffer memory in use.", "DCGM_FI_DEV_FB_USED", kMiB},
+    {FieldId::kGpuMemoryFree, "gpu_memory_free_bytes", kGauge, "bytes", kMemory, kGpu,
+     "Framebuffer memory free.", "DCGM_FI_DEV_FB_FREE", kMiB},
+    {FieldId::kGpuMemoryReserved, "gpu_memory_reserved_bytes", kGauge, "bytes", kMemory, kGpu,
+     "Framebuffer memory reserved by the driver.", "DCGM_FI_DEV_FB_RESERVED", kMiB},
+    {FieldId::kGpuMemoryUtil, "gpu_memory_util_ratio", kGauge, "ratio", kMemory, kGpu,
+     "Fraction of the last period in which device memory was read or written (coarse).",
+     "DCGM_FI_DEV_MEM_COPY_UTIL", 100.0},
+    {FieldId::kGpuDramActive, "gpu_mem_bandwidth_util_ratio", kGauge, "ratio", kMemory, kGpu,
+     "Fraction of cycles the DRAM interface was busy: memory bandwidth utilisation.",
+     "DCGM_FI_PROF_DRAM_ACTIVE"},
+    {FieldId::kGpuMemoryFragmentation, "gpu_memory_fragmentation_ratio", kGauge, "ratio", kMemory, kGpu,
+     "1 - allocated/reserved of the in-process caching allocator."},
+    {FieldId::kGpuAllocatorAllocated, "gpu_allocator_allocated_bytes", kGauge, "bytes", kMemory, kGpu,
+     "Bytes handed out by the in-process caching allocator."},
+    {FieldId::kGpuAllocatorReserved, "gpu_allocator_reserved_bytes", kGauge, "bytes", kMemory, kGpu,
+     "Bytes reserved from the driver by the in-process caching allocator."},
+    {FieldId::kGpuAllocatorRetries, "gpu_allocator_retries_total", kCounter, "", kMemory, kGpu,
+     "Allocations that had to free cached blocks and retry (a sign of memory pressure)."},
+    {FieldId::kGpuProcessMemoryUsed, "gpu_process_memory_used_bytes", kGauge, "bytes", kMemory, kGpu,
+     "Device memory used by one process (labels pid, namespace, pod, container)."},
+    {FieldId::kGpuProcessSmUtil, "gpu_process_sm_util_ratio", kGauge, "ratio", kCompute, kGpu,
+     "SM utilisation attributed to one process."},
+    // ---- io ------------------------------------------------------------
+    {FieldId::kGpuPcieTxBytes, "gpu_pcie_tx_bytes_total", kCounter, "bytes", kIo, kGpu,
+     "Bytes sent by the GPU over PCIe (device to host)."},
+    {FieldId::kGpuPcieRxBytes, "gpu_pcie_rx_bytes_total", kCounter, "bytes", kIo, kGpu,
+     "Bytes received by the GPU over PCIe (host to device)."},
+    {FieldId::kGpuPcieTxRate, "gpu_pcie_tx_bytes_per_second", kGauge, "bytes", kIo, kGpu,
+     "PCIe transmit throughput.", "DCGM_FI_PROF_PCIE_TX_BYTES", 1.0, false},
+    {FieldId::kGpuPcieRxRate, "gpu_pcie_rx_bytes_per_second", kGauge, "bytes", kIo, kGpu,
+     "PCIe receive throughput.", "DCGM_FI_PROF_PCIE_RX_BYTES", 1.0, false},
+    {FieldId::kGpuPcieTxUtil, "gpu_pcie_tx_bandwidth_util_ratio", kGauge, "ratio", kIo, kGpu,
+     "PCIe transmit throughput over the link's measured (or nominal) peak."},
+    {FieldId::kGpuPcieRxUtil, "gpu_pcie_rx_bandwidth_util_ratio", kGauge, "ratio", kIo, kGpu,
+     "PCIe receive throughput over the link's measured (or nominal) peak."},
+    {FieldId::kGpuPciePeak, "gpu_pcie_peak_bytes_per_second", kGauge, "bytes", kIo, kGpu,
+     "Per-direction PCIe peak used as denominator (label basis: calibrated, link or model)."},
+    {FieldId::kGpuPcieLinkGen, "gpu_pcie_link_generation", kGauge, "", kIo, kGpu,
+     "Current PCIe link generation.", "DCGM_FI_DEV_PCIE_LINK_GEN"},
+    {FieldId::kGpuPcieLinkGenMax, "gpu_pcie_link_generation_max", kGauge, "", kIo, kGpu,
+     "Maximum PCIe link generation of GPU and slot.", "DCGM_FI_DEV_PCIE_MAX_LINK_GEN"},
+    {FieldId::kGpuPcieLinkWidth, "gpu_pcie_link_width", kGauge, "", kIo, kGpu,
+     "Current PCIe link width in lanes.", "DCGM_FI_DEV_PCIE_LINK_WIDTH"},
+    {FieldId::kGpuPcieLinkWidthMax, "gpu_pcie_link_width_max", kGauge, "", kIo, kGpu,
+     "Maximum PCIe link width in lanes.", "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH"},
+    {FieldId::kGpuPcieReplays, "gpu_pcie_replays_total", kCounter, "", kIo, kGpu,
+     "PCIe replay events (link-level retransmissions).", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"},
+    {FieldId::kGpuNvlinkTxBytes, "gpu_nvlink_tx_bytes_total", kCounter, "bytes", kIo, kGpu,
+     "Bytes sent over NVLink (label link)."},
+    {FieldId::kGpuNvlinkRxBytes, "gpu_nvlink_rx_bytes_total", kCounter, "bytes", kIo, kGpu,
+     "Bytes received over NVLink (label link)."},
+    {FieldId::kGpuNvlinkTxRate, "gpu_nvlink_tx_bytes_per_second", kGauge, "bytes", kIo, kGpu,
+     "NVLink transmit throughput, all links.", "DCGM_FI_PROF_NVLINK_TX_BYTES", 1.0, false},
+    {FieldId::kGpuNvlinkRxRate, "gpu_nvlink_rx_bytes_per_second", kGauge, "bytes", kIo, kGpu,
+     "NVLink receive throughput, all links.", "DCGM_FI_PROF_NVLINK_RX_BYTES", 1.0, false},
+    {FieldId::kGpuNvlinkUtil, "gpu_nvlink_bandwidth_util_ratio", kGauge, "ratio", kIo, kGpu,
+     "NVLink throughput (max of TX, RX) over the peak of the active links."},
+    {FieldId::kGpuNvlinkLinkUp, "gpu_nvlink_link_up", kGauge, "", kIo, kGpu,
+     "1 when the NVLink link is active (label link)."},
+    {FieldId::kGpuTopology, "gpu_topology_info", kInfo, "", kIo, kGpu,
+     "Connection to a peer GPU (labels peer, path: NVLINK, PIX, PXB, PHB, NODE, SYS)."},
+    {FieldId::kGpuNumaNode, "gpu_numa_node", kGauge, "", kIo, kGpu,
+     "NUMA node the GPU is attached to."},
+    // ---- health --------------------------------------------------------
+    {FieldId::kGpuUp, "gpu_up", kGauge, "", kHealth, kGpu,
+     "1 when the GPU answers, 0 when it is lost or failing."},
+    {FieldId::kGpuInfo, "gpu_info", kInfo, "", kHealth, kGpu,
+     "Identity of the GPU (labels model, pci_bus_id, driver, serial)."},
+    {FieldId::kGpuPower, "gpu_power_watts", kGauge, "watts", kHealth, kGpu,
+     "Board power draw.", "DCGM_FI_DEV_POWER_USAGE"},
+    {FieldId::kGpuPowerLimit, "gpu_power_limit_watts", kGauge, "watts", kHealth, kGpu,
+     "Enforced power limit.", "DCGM_FI_DEV_ENFORCED_POWER_LIMIT"},
+    {FieldId::kGpuEnergy, "gpu_energy_joules_total", kCounter, "joules", kHealth, kGpu,
+     "Energy consumed since the driver loaded.", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", 1000.0},
+    {FieldId::kGpuTemperature, "gpu_temperature_celsius", kGauge, "celsius", kHealth, kGpu,
+     "GPU die temperature.", "DCGM_FI_DEV_GPU_TEMP"},
+    {FieldId::kGpuMemoryTemperature, "gpu_memory_temperature_celsius", kGauge, "celsius", kHealth, kGpu,
+     "Memory (HBM) temperature.", "DCGM_FI_DEV_MEMORY_TEMP"},
+    {FieldId::kGpuClockEventActive, "gpu_clock_event_active", kGauge, "", kHealth, kGpu,
+     "1 while the clock-event (throttle) reason in label reason holds."},
+    {FieldId::kGpuClockEventReasons, "gpu_clock_event_reasons", kGauge, "", kHealth, kGpu,
+     "Bitmask of active clock-event (throttle) reasons, NVML bit values.",
+     "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", 1.0, false},
+    {FieldId::kGpuClockEventSeconds, "gpu_clock_event_seconds_total", kCounter, "seconds", kHealth, kGpu,
+     "Time clocks were held down by the reason in label reason."},
+    {FieldId::kGpuXidErrors, "gpu_xid_errors_total", kCounter, "", kHealth, kGpu,
+     "XID error events by code (label xid)."},
+    {FieldId::kGpuLastXid, "gpu_last_xid", kGauge, "", kHealth, kGpu,
+     "Code of the most recent XID error.", "DCGM_FI_DEV_XID_ERRORS"},
+    {FieldId::kGpuLastXidTime, "gpu_last_xid_timestamp_seconds", kGauge, "seconds", kHealth, kGpu,
+     "Unix time of the most recent XID error."},
+    {FieldId::kGpuEccErrors, "gpu_ecc_errors_total", kCounter, "", kHealth, kGpu,
+     "ECC errors (label type: corrected, uncorrected) since the driver loaded."},
+    {FieldId::kGpuRemappedRows, "gpu_remapped_rows_total", kCounter, "", kHealth, kGpu,
+     "Memory rows remapped (label cause: correctable, uncorrectable)."},
+    {FieldId::kGpuRowRemapFailure, "gpu_row_remap_failure", kGauge, "", kHealth, kGpu,
+     "1 when a row remapping failed: the GPU needs service.", "DCGM_FI_DEV_ROW_REMAP_FAILURE"},
+    {FieldId::kGpuPstate, "gpu_pstate", kGauge, "", kHealth, kGpu,
+     "Performance state (0 fastest .. 15 slowest).", "DCGM_FI_DEV_PSTATE"},
+    // ---- host ----------------------------------------------------------
+    {FieldId::kHostCpuSeconds, "host_cpu_seconds_total", kCounter, "seconds", kHost, kNode,
+     "CPU time summed over CPUs, by mode (label mode)."},
+    {FieldId::kHostCpuCount, "host_cpus", kGauge, "", kHost, kNode, "Online CPUs."},
+    {FieldId::kHostPressureCpuWaiting, "host_pressure_cpu_waiting_seconds_total", kCounter, "seconds",
+     kHost, kNode, "PSI: time some task waited for a CPU."},
+    {FieldId::kHostPressureIoWaiting, "host_pressure_io_waiting_seconds_total", kCounter, "seconds",
+     kHost, kNode, "PSI: time some task waited for IO."},
+    {FieldId::kHostPressureIoStalled, "host_pressure_io_stalled_seconds_total", kCounter, "seconds",
+     kHost, kNode, "PSI: time all non-idle tasks were stalled on IO."},
+    {FieldId::kHostPressureMemoryWaiting, "host_pressure_memory_waiting_seconds_total", kCounter, "seconds",
+     kHost, kNode, "PSI: time some task waited for memory."},
+    {FieldId::kHostDiskIoTime, "host_disk_io_time_seconds_total", kCounter, "seconds", kHost, kNode,
+     "Time the disk was busy with IO (label device)."},
+    {FieldId::kHostDiskReadBytes, "host_disk_read_bytes_total", kCounter, "bytes", kHost, kNode,
+     "Bytes read from the disk (label device)."},
+    {FieldId::kHostDiskWrittenBytes, "host_disk_written_bytes_total", kCounter, "bytes", kHost, kNode,
+     "Bytes written to the disk (label device)."},
+    {FieldId::kHostNetworkReceiveBytes, "host_network_receive_bytes_total", kCounter, "bytes", kHost, kNode,
+     "Bytes received by the network interface (label device)."},
+    {FieldId::kHostNetworkTransmitBytes, "host_network_transmit_bytes_total", kCounter, "bytes", kHost,
+     kNode, "Bytes sent by the network interface (label device)."},
+    {FieldId::kHostNetworkSpeed, "host_network_speed_bytes", kGauge, "bytes", kHost, kNode,
+     "Link speed of the network interface in bytes per second (label device)."},
+    {FieldId::kHostInfinibandReceiveBytes, "host_infiniband_receive_bytes_total", kCounter, "bytes", kHost,
+     kNode, "Bytes received by the InfiniBand/RoCE port (labels device, port)."},
+    {FieldId::kHostInfinibandTransmitBytes, "host_infiniband_transmit_bytes_total", kCounter, "bytes",
+     kHost, kNode, "Bytes sent by the InfiniBand/RoCE port (labels device, port)."},
+    {FieldId::kHostInfinibandRate, "host_infiniband_rate_bytes", kGauge, "bytes", kHost, kNode,
+     "Link rate of the InfiniBand/RoCE port in bytes per second (labels device, port)."},
+    {FieldId::kHostProcessCpuAffinity, "host_gpu_process_affinity_info", kInfo, "", kHost, kNode,
+     "CPUs and NUMA nodes a GPU process may run on (labels pid, gpu, cpus, numa_nodes)."},
+    // ---- serving -------------------------------------------------------
+    {FieldId::kServingLatency, "serving_request_latency_seconds", kHistogram, "seconds", kServing, kNode,
+     "End-to-end request latency of the inference server on this node."},
+    {FieldId::kServingRequestsRunning, "serving_requests_running", kGauge, "", kServing, kNode,
+     "Requests being processed by the inference server."},
+    {FieldId::kServingRequestsWaiting, "serving_requests_waiting", kGauge, "", kServing, kNode,
+     "Requests queued in the inference server."},
+    // ---- agent ---------------------------------------------------------
+    {FieldId::kAgentSourceUp, "gpulens_source_up", kGauge, "", kAgent, kNode,
+     "1 when the source's last collection succeeded (label source)."},
+    {FieldId::kAgentCollectionDuration, "gpulens_collection_duration_seconds", kGauge, "seconds", kAgent,
+     kNode, "Duration of the source's last collection (label source)."},
+    {FieldId::kAgentSourceAge, "gpulens_sample_age_seconds", kGauge, "seconds", kAgent, kNode,
+     "Age of the last complete sample of the source (label source)."},
+    {FieldId::kAgentSeries, "gpulens_series", kGauge, "", kAgent, kNode, "Series the agent exports."},
+    {FieldId::kAgentBuildInfo, "gpulens_build_info", kInfo, "", kAgent, kNode,
+     "Build of the agent (label version)."},
+    {FieldId::kAgentSimulated, "gpulens_simulated", kGauge, "", kAgent, kNode,
+     "1 when the GPU data is simulated (scenario in label scenario)."},
+    {FieldId::kAgentFinding, "gpulens_finding", kGauge, "", kAgent, kGpu,
+     "1 while the diagnosis holds this finding (labels cause, severity)."},
+    {FieldId::kAgentWasteGpuSeconds, "gpulens_waste_gpu_seconds_total", kCounter, "seconds", kAgent, kGpu,
+     "GPU-seconds lost to the cause in label cause (1 - SM active while it holds)."},
+}};
+
+constexpr bool catalog_in_enum_order() {
+  for (size_t i = 0; i < kCatalog.size(); ++i) {
+    if (static_cast<size_t>(kCatalog[i].id) != i) return false;
+  }
+  return true;
+}
+static_assert(catalog_in_enum_order(), "catalog rows must follow FieldId order");
+
+}  // namespace
+
+std::span<const FieldDef> catalog() { return kCatalog; }
+
+const FieldDef& field(FieldId id) { return kCatalog[static_cast<size_t>(id)]; }
+
+std::optional<FieldId> find_field(std::string_view name) {
+  for (const auto& f : kCatalog) {
+    if (f.name == name) return f.id;
+  }
+  return std::nullopt;
+}
+
+std::string_view layer_name(Layer layer) {
+  switch (layer) {
+    case kCompute: return "compute";
+    case kMemory: return "memory";
+    case kIo: return "io";
+    case kHealth: return "health";
+    case kHost: return "host";
+    case kServing: return "serving";
+    case kAgent: return "agent";
+  }
+  return "?";
+}
+
+std::string_view type_name(MetricType type) {
+  switch (type) {
+    case kGauge: return "gauge";
+    case kCounter: return "counter";
+    case kHistogram: return "histogram";
+    case kInfo: return "info";
+  }
+  return "untyped";
+}
+
+std::string_view family_name(const FieldDef& f, bool openmetrics) {
+  std::string_view n = f.name;
+  if (!openmetrics) return n;
+  if (f.type == kCounter && n.ends_with("_total")) n.remove_suffix(6);
+  if (f.type == kInfo && n.ends_with("_info")) n.remove_suffix(5);
+  return n;
+}
+
+std::span<const double> latency_buckets() {
+  static constexpr std::array kBuckets{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,
+                                       0.3,   0.5,  0.75,  1.0,  2.5,   5.0, 10.0};
+  return kBuckets;
+}
+
+}  // namespace gpulens

@@ -1,0 +1,93 @@
+// Series identity and the registry that numbers them.
+//
+// A series is a field plus the entity it describes (a GPU index, or the node)
+// plus any extra labels ("link=\"3\"", "mode=\"user\""), kept pre-escaped in
+// exposition form. The registry gives every distinct series a dense slot
+// number once, for the life of the process, and keeps the labels the GPU
+// scope adds (gpu, gpu_uuid, gpu_name). Frames, the exporter and the history
+// index their arrays by slot, so the hot paths never hash strings.
+//
+//   SeriesRegistry reg;
+//   reg.set_gpu(0, {.uuid = "GPU-1", .name = "NVIDIA H200"});
+//   uint32_t s = reg.slot(FieldId::kGpuPower, 0, "");
+//
+// Thread-safety: slot() and set_gpu() take an internal lock to append; read
+// accessors (series(), count()) are safe under lock() or from the thread that
+// appends. Slots and their metadata never move once created.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "model/catalog.h"
+
+namespace gpulens {
+
+inline constexpr int kNodeEntity = -1;  // the "gpu" of node-scoped series
+
+struct GpuIdentity {
+  std::string uuid;
+  std::string name;         // model name as the driver reports it
+  std::string pci_bus_id;
+  std::string serial;
+};
+
+struct Series {
+  FieldId field;
+  int gpu;                  // GPU index, or kNodeEntity
+  std::string extra;        // pre-escaped extra labels, e.g. link="3"
+  std::string labels;       // full label set without braces, exposition form
+  std::string dcgm_labels;  // label set for DCGM names (empty when no DCGM name)
+};
+
+class SeriesRegistry {
+ public:
+  SeriesRegistry() = default;
+  SeriesRegistry(const SeriesRegistry&) = delete;
+  SeriesRegistry& operator=(const SeriesRegistry&) = delete;
+
+  // Identity of GPU `index`; call before creating its series. `hostname`
+  // fills DCGM's Hostname label.
+  void set_gpu(int index, GpuIdentity id);
+  void set_hostname(std::string hostname);
+  const GpuIdentity* gpu(int index) const;
+  int gpu_count() const;
+
+  // The slot of (field, gpu, extra), created on first use.
+  uint32_t slot(FieldId field, int gpu, std::string_view extra = {});
+
+  size_t count() const;
+  const Series& series(uint32_t slot) const { return series_[slot]; }
+  // Slots of one field, in creation order.
+  const std::vector<uint32_t>& slots_of(FieldId field) const {
+    return by_field_[static_cast<size_t>(field)];
+  }
+  std::mutex& mutex() const { return mu_; }
+
+ private:
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view k) const { return std::hash<std::string_view>{}(k); }
+  };
+  static void key_into(std::string& out, FieldId field, int gpu, std::string_view extra);
+
+  mutable std::mutex mu_;
+  std::deque<Series> series_;
+  std::vector<uint32_t> by_field_[kFieldCount];
+  std::unordered_map<std::string, uint32_t, KeyHash, std::equal_to<>> index_;
+  std::vector<GpuIdentity> gpus_;
+  std::string hostname_;
+  std::string key_buf_;
+};
+
+// Appends `value` escaped for a label value (\\, \", \n).
+void append_escaped(std::string& out, std::string_view value);
+// `name="value"` with the value escaped; join several with ','.
+std::string label(std::string_view name, std::string_view value);
+
+}  // namespace gpulens

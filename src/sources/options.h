@@ -1,0 +1,37 @@
+// Options of every source, one plain struct each, filled by the CLI or the
+// YAML config (keys source.<name>.<option>) and handed to the factories.
+// Every filesystem and library path is overridable so tests can aim at
+// fixture trees and stand-in libraries.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gpulens {
+
+struct SimOptions {
+  std::string scenario = "healthy-training";  // name in scenarios/ or a path
+  std::string scenario_dir;                    // where names are looked up
+  uint64_t seed = 1;
+  double speed = 1.0;  // scenario seconds per wall second
+};
+
+struct HostOptions {
+  std::string proc_root = "/proc";
+  std::string sys_root = "/sys";
+};
+
+struct NvmlOptions {
+  std::string library = "libnvidia-ml.so.1";
+  std::string proc_root = "/proc";     // for PID -> pod attribution
+  int64_t call_deadline_ms = 2000;     // a collection slower than this is reported
+  std::string calibration_file;        // measured PCIe/NVLink peaks (JSON), optional
+};
+
+struct SourceOptions {
+  SimOptions sim;
+  HostOptions host;
+  NvmlOptions nvml;
+};
+
+}  // namespace gpulens

@@ -1,0 +1,29 @@
+// The one table of sources. Keep it in sync with docs: README "Sources".
+#include "sources/registry.h"
+
+#include <array>
+
+#include "sources/host.h"
+#include "sources/sim/sim_source.h"
+
+namespace gpulens {
+namespace {
+
+const std::array kSources{
+    SourceEntry{"sim", "scenario-driven simulator of a GPU node (demo, tests)", false, true, make_sim_source},
+    SourceEntry{"host", "host CPU, PSI, disk, NIC and InfiniBand from procfs/sysfs", true, false,
+                make_host_source},
+};
+
+}  // namespace
+
+std::span<const SourceEntry> source_entries() { return kSources; }
+
+const SourceEntry* find_source(std::string_view name) {
+  for (const auto& e : kSources) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace gpulens

@@ -1,0 +1,58 @@
+// History: a bounded in-memory record of every series, for diagnosis and UI.
+//
+// record() snapshots the LiveStore once per interval into per-series rings.
+// Values are kept as float; counters are kept as their per-second rate over
+// the previous record (NaN on the first record and across a counter reset),
+// which is what every consumer of history wants. Absent values are NaN.
+//
+// Memory bound: 4 bytes x series x capacity + 8 bytes x capacity. With the
+// default capacity (one hour at 1 s = 3600 records) and the ~700 series of an
+// 8-GPU node that is about 10 MiB.
+//
+//   History h(3600);
+//   h.record(registry, live, now_ms);
+//   h.read(slot, now_ms - 600'000, now_ms, [](int64_t t, float v) { ... });
+//
+// Thread-safety: record() and readers synchronise on an internal mutex.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "model/series.h"
+#include "store/live.h"
+
+namespace gpulens {
+
+class History {
+ public:
+  explicit History(size_t capacity);
+
+  void record(const SeriesRegistry& registry, const LiveStore& live, int64_t now_ms);
+
+  // Visits the samples of `slot` with from_ms <= t <= to_ms, oldest first,
+  // skipping NaN (absent) entries.
+  void read(uint32_t slot, int64_t from_ms, int64_t to_ms,
+            const std::function<void(int64_t t_ms, float value)>& visit) const;
+
+  size_t capacity() const { return capacity_; }
+  size_t records() const;                 // number of records held (<= capacity)
+  int64_t oldest_ms() const;              // 0 when empty
+  int64_t newest_ms() const;
+  size_t memory_bytes() const;
+
+ private:
+  size_t capacity_;
+  mutable std::mutex mu_;
+  std::vector<int64_t> times_;              // ring of record times
+  std::vector<std::vector<float>> rings_;   // per slot, capacity each
+  std::vector<double> last_raw_;            // counters: previous raw value
+  std::vector<int64_t> last_raw_ms_;
+  std::vector<float> last_rate_;
+  size_t head_ = 0;                         // next write position
+  size_t count_ = 0;
+};
+
+}  // namespace gpulens
