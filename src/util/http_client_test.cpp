@@ -1,0 +1,174 @@
+// Tests for the HTTP client against a one-shot loopback server in a thread.
+#include "util/http_client.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace gpulens {
+namespace {
+
+// Listens on 127.0.0.1:<ephemeral>; serves one connection with `reply`
+// after reading the request head (and body, by Content-Length).
+// An empty `reply` means: accept, read, then never answer.
+class OneShotServer {
+ public:
+  explicit OneShotServer(std::string reply) : reply_(std::move(reply)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), len), 0);
+    EXPECT_EQ(::listen(fd_, 4), 0);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~OneShotServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    if (client_ >= 0) ::shutdown(client_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+  const std::string& request() const { return request_; }  // valid after the client returned
+
+ private:
+  void serve() {
+    int c = ::accept(fd_, nullptr, nullptr);
+    if (c < 0) return;
+    client_ = c;
+    char buf[4096];
+    size_t want = std::string::npos;
+    for (;;) {
+      ssize_t n = ::recv(c, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      request_.append(buf, static_cast<size_t>(n));
+      size_t head = request_.find("\r\n\r\n");
+      if (head != std::string::npos && want == std::string::npos) {
+        size_t cl = request_.find("Content-Length: ");
+        want = head + 4 + (cl == std::string::npos ? 0 : std::stoul(request_.substr(cl + 16)));
+      }
+      if (request_.size() >= want) break;
+    }
+    if (reply_.empty()) {  // hang until the destructor shuts us down
+      while (::recv(c, buf, sizeof buf, 0) > 0) {
+      }
+    } else {
+      ::send(c, reply_.data(), reply_.size(), MSG_NOSIGNAL);
+    }
+    ::close(c);
+  }
+
+  std::string reply_;
+  std::string request_;
+  int fd_ = -1;
+  std::atomic<int> client_{-1};
+  uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+TEST(HttpClient, ContentLengthResponse) {
+  OneShotServer srv("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello");
+  Result<HttpResponse> r = HttpClient({.timeout_ms = 2000}).get(srv.url("/api/v1/query?query=up"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "hello");
+  EXPECT_EQ(r->header("Content-Type"), "text/plain");
+  EXPECT_EQ(r->header("x-absent"), "");
+  EXPECT_EQ(srv.request().rfind("GET /api/v1/query?query=up HTTP/1.1\r\n", 0), 0u);
+  EXPECT_NE(srv.request().find("Connection: close\r\n"), std::string::npos);
+}
+
+TEST(HttpClient, ChunkedResponseIsDechunked) {
+  OneShotServer srv(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "4\r\nWiki\r\n6;ext=1\r\npedia \r\nE\r\nin \r\n\r\nchunks.\r\n0\r\n\r\n");
+  Result<HttpResponse> r = HttpClient({.timeout_ms = 2000}).get(srv.url("/"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->body, "Wikipedia in \r\n\r\nchunks.");
+}
+
+TEST(HttpClient, PostSendsBodyAndHeaders) {
+  OneShotServer srv("HTTP/1.1 204 No Content\r\n\r\n");
+  std::string body(200000, 'x');  // larger than one segment
+  Result<HttpResponse> r =
+      HttpClient({.timeout_ms = 2000}).post(srv.url("/api/v1/write"), body, {{"Content-Encoding", "snappy"}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 204);
+  EXPECT_NE(srv.request().find("Content-Encoding: snappy\r\n"), std::string::npos);
+  EXPECT_NE(srv.request().find("Content-Length: 200000\r\n"), std::string::npos);
+  EXPECT_EQ(srv.request().substr(srv.request().size() - body.size()), body);
+}
+
+TEST(HttpClient, BodyUntilCloseWithoutLength) {
+  OneShotServer srv("HTTP/1.0 500 Internal Server Error\r\n\r\nboom");
+  Result<HttpResponse> r = HttpClient({.timeout_ms = 2000}).get(srv.url("/"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 500);
+  EXPECT_EQ(r->body, "boom");
+}
+
+TEST(HttpClient, RefusedPortNamesTheAddress) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), len), 0);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  std::string port = std::to_string(ntohs(a.sin_port));
+  ::close(fd);  // bound, never listened: now refused
+  Result<HttpResponse> r = HttpClient({.timeout_ms = 2000}).get("http://127.0.0.1:" + port + "/");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kUnavailable);
+  EXPECT_EQ(r.status().message(), "connect 127.0.0.1:" + port + ": Connection refused");
+}
+
+TEST(HttpClient, SilentServerTimesOut) {
+  OneShotServer srv("");
+  auto t0 = std::chrono::steady_clock::now();
+  Result<HttpResponse> r = HttpClient({.timeout_ms = 200}).get(srv.url("/slow?x=1"));
+  auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kDeadline);
+  EXPECT_EQ(r.status().message(), "timeout after 200 ms reading response from 127.0.0.1:" +
+                                      srv.url("").substr(17) + "/slow");
+  EXPECT_LT(took, std::chrono::seconds(2));  // bounded, not hung
+}
+
+TEST(HttpClient, OversizedBodyIsAnError) {
+  OneShotServer srv("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'a'));
+  Result<HttpResponse> r = HttpClient({.timeout_ms = 2000, .max_body_bytes = 10}).get(srv.url("/big"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("exceeds 10 bytes"), std::string::npos) << r.status().message();
+}
+
+TEST(HttpClient, OversizedChunkedBodyIsAnError) {
+  OneShotServer srv("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n");
+  Result<HttpResponse> r = HttpClient({.timeout_ms = 2000, .max_body_bytes = 10}).get(srv.url("/big"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("exceeds 10 bytes"), std::string::npos) << r.status().message();
+}
+
+TEST(HttpClient, RejectsNonHttpUrls) {
+  Result<HttpResponse> r = HttpClient().get("https://example.com/");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+}
+
+TEST(UrlEncode, EscapesReservedBytes) {
+  EXPECT_EQ(url_encode("rate(x{a=\"b c\"}[5m])"), "rate%28x%7Ba%3D%22b%20c%22%7D%5B5m%5D%29");
+  EXPECT_EQ(url_encode("AZaz09-_.~"), "AZaz09-_.~");
+}
+
+}  // namespace
+}  // namespace gpulens
