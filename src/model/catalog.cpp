@@ -201,6 +201,17 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
      "1 while the diagnosis holds this finding (labels cause, severity)."},
     {FieldId::kAgentWasteGpuSeconds, "gpulens_waste_gpu_seconds_total", kCounter, "seconds", kAgent, kGpu,
      "GPU-seconds lost to the cause in label cause (1 - SM active while it holds)."},
+    {FieldId::kAgentRemoteWriteSamples, "gpulens_remote_write_samples_total", kCounter, "", kAgent, kNode,
+     "Samples that left the remote_write queue, by result (sent, failed: rejected with 4xx, dropped: "
+     "queue full)."},
+    {FieldId::kAgentRemoteWriteQueueSamples, "gpulens_remote_write_queue_samples", kGauge, "", kAgent, kNode,
+     "Samples waiting in the remote_write queue, including the batch in flight."},
+    {FieldId::kAgentRemoteWriteQueueCapacity, "gpulens_remote_write_queue_capacity_samples", kGauge, "",
+     kAgent, kNode, "Samples the remote_write queue holds before it drops the oldest."},
+    {FieldId::kAgentRemoteWriteRetries, "gpulens_remote_write_retries_total", kCounter, "", kAgent, kNode,
+     "Remote_write requests retried after a network error, 5xx or 429."},
+    {FieldId::kAgentRemoteWriteLastSuccess, "gpulens_remote_write_last_success_timestamp_seconds", kGauge,
+     "seconds", kAgent, kNode, "Unix time of the last request the remote_write receiver accepted."},
 }};
 
 constexpr bool catalog_in_enum_order() {

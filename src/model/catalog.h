@@ -125,6 +125,11 @@ enum class FieldId : uint16_t {
   kAgentSimulated,
   kAgentFinding,
   kAgentWasteGpuSeconds,
+  kAgentRemoteWriteSamples,
+  kAgentRemoteWriteQueueSamples,
+  kAgentRemoteWriteQueueCapacity,
+  kAgentRemoteWriteRetries,
+  kAgentRemoteWriteLastSuccess,
   kCount  // not a field
 };
 
