@@ -266,6 +266,17 @@ std::string_view family_name(const FieldDef& f, bool openmetrics) {
   return n;
 }
 
+std::span<const ClockReason> clock_reasons() {
+  static constexpr std::array kReasons{
+      ClockReason{0x1, "gpu_idle"},      ClockReason{0x2, "applications_clocks"},
+      ClockReason{0x4, "sw_power_cap"},  ClockReason{0x8, "hw_slowdown"},
+      ClockReason{0x10, "sync_boost"},   ClockReason{0x20, "sw_thermal"},
+      ClockReason{0x40, "hw_thermal"},   ClockReason{0x80, "hw_power_brake"},
+      ClockReason{0x100, "display_clocks"},
+  };
+  return kReasons;
+}
+
 std::span<const double> latency_buckets() {
   static constexpr std::array kBuckets{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,
                                        0.3,   0.5,  0.75,  1.0,  2.5,   5.0, 10.0};

@@ -162,6 +162,15 @@ std::string_view type_name(MetricType type);
 // families drop "_info"; text 0.0.4 uses the sample name.
 std::string_view family_name(const FieldDef& f, bool openmetrics);
 
+// Clock-event (throttle) reasons: NVML bit value and the `reason` label of
+// gpu_clock_event_active / gpu_clock_event_seconds_total. DCGM's
+// DCGM_FI_DEV_CLOCK_THROTTLE_REASONS uses the same bits.
+struct ClockReason {
+  uint64_t bit;
+  std::string_view label;
+};
+std::span<const ClockReason> clock_reasons();
+
 // Histogram bucket bounds (seconds) of kServingLatency, shared by every
 // producer so that buckets line up.
 std::span<const double> latency_buckets();
