@@ -30,39 +30,51 @@ EventKind kind_of_cat(std::string_view cat) {
   return EventKind::kCpuOp;
 }
 
-// A number that may be written as a JSON number or a numeric string.
-std::optional<double> as_double(value v) {
+// A number written as a JSON number or as a numeric string. Each value is
+// read once (on-demand values cannot be re-read).
+struct Num {
+  double d = 0;
+  bool integral = false;
+  int64_t i = 0;
+};
+
+std::optional<Num> as_num(value v) {
   json_type t;
   if (v.type().get(t)) return std::nullopt;
+  Num n;
   if (t == json_type::number) {
-    double d;
-    if (v.get_double().get(d)) return std::nullopt;
-    return d;
-  }
-  if (t == json_type::string) {
+    simdjson::ondemand::number num;
+    if (v.get_number().get(num)) return std::nullopt;
+    n.d = num.as_double();
+    if (num.is_int64()) {
+      n.integral = true;
+      n.i = num.get_int64();
+    }
+  } else if (t == json_type::string) {
     std::string_view s;
     if (v.get_string().get(s)) return std::nullopt;
-    double d;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n.d);
     if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-    return d;
+  } else {
+    return std::nullopt;
   }
-  return std::nullopt;
+  if (!n.integral && std::isfinite(n.d) && n.d == std::floor(n.d) && std::fabs(n.d) < 9e18) {
+    n.integral = true;
+    n.i = static_cast<int64_t>(n.d);
+  }
+  return n;
+}
+
+std::optional<double> as_double(value v) {
+  auto n = as_num(v);
+  if (!n) return std::nullopt;
+  return n->d;
 }
 
 std::optional<int64_t> as_int(value v) {
-  json_type t;
-  if (v.type().get(t)) return std::nullopt;
-  if (t == json_type::number) {
-    int64_t i;
-    if (!v.get_int64().get(i)) return i;
-    auto d = as_double(v);
-    if (d && std::isfinite(*d) && *d == std::floor(*d) && std::fabs(*d) < 9e18) return static_cast<int64_t>(*d);
-    return std::nullopt;
-  }
-  auto d = as_double(v);
-  if (d && std::isfinite(*d) && *d == std::floor(*d) && std::fabs(*d) < 9e18) return static_cast<int64_t>(*d);
-  return std::nullopt;
+  auto n = as_num(v);
+  if (!n || !n->integral) return std::nullopt;
+  return n->i;
 }
 
 class Parser {
@@ -89,7 +101,7 @@ class Parser {
       for (auto field_r : top) {
         simdjson::ondemand::field field;
         std::string_view key;
-        if (auto e = field_r.get(field)) return fail(e, &doc);
+        if (auto e = std::move(field_r).get(field)) return fail(e, &doc);
         if (auto e = field.unescaped_key().get(key)) return fail(e, &doc);
         value v = field.value();
         if (key == "traceEvents") {
@@ -106,7 +118,7 @@ class Parser {
           for (auto f_r : di) {
             simdjson::ondemand::field f;
             std::string_view k;
-            if (auto e = f_r.get(f)) return fail(e, &doc);
+            if (auto e = std::move(f_r).get(f)) return fail(e, &doc);
             if (auto e = f.unescaped_key().get(k)) return fail(e, &doc);
             if (k == "rank" || k == "world_size") {
               if (auto i = as_int(f.value()); i && *i >= 0 && *i < (1 << 30)) {
@@ -114,11 +126,10 @@ class Parser {
               }
             }
           }
-        } else {
-          if (auto e = v.skip_child_value()) return fail(e, &doc);
-        }
+        }  // other keys are skipped by the iterator
       }
-      if (!doc.at_end()) return invalid_argument(where(&doc) + "unexpected content after the JSON document");
+      const char* rest = nullptr;
+      if (!doc.current_location().get(rest)) return invalid_argument(where(&doc) + "unexpected content after the JSON document");
     } else {
       return invalid_argument(t_.path + ": not a trace: the JSON document is not an object or array");
     }
@@ -153,7 +164,7 @@ class Parser {
     for (auto field_r : o) {
       simdjson::ondemand::field field;
       std::string_view key;
-      if (auto e = field_r.get(field)) return fail(e, &doc);
+      if (auto e = std::move(field_r).get(field)) return fail(e, &doc);
       if (auto e = field.unescaped_key().get(key)) return fail(e, &doc);
       value v = field.value();
       if (key == "ts") {
@@ -172,7 +183,7 @@ class Parser {
         for (auto a_r : args) {
           simdjson::ondemand::field a;
           std::string_view k;
-          if (auto e = a_r.get(a)) return fail(e, &doc);
+          if (auto e = std::move(a_r).get(a)) return fail(e, &doc);
           if (auto e = a.unescaped_key().get(k)) return fail(e, &doc);
           if (k == "stream") {
             if (auto i = as_int(a.value()); i && *i >= 0 && *i < INT32_MAX) ev.stream = static_cast<int32_t>(*i);
