@@ -1,0 +1,127 @@
+// NCCL log line tokenizer (see line.h).
+#include "analyze/nccl/line.h"
+
+#include "analyze/nccl/text.h"
+
+namespace gpulens::nccl {
+namespace {
+
+// Position of the first "NCCL INFO|WARN|TRACE" marker, with its level.
+size_t find_marker(std::string_view line, Level& level, size_t& marker_len) {
+  size_t from = 0;
+  while (true) {
+    size_t p = line.find("NCCL ", from);
+    if (p == std::string_view::npos) return p;
+    std::string_view rest = line.substr(p + 5);
+    Level l = Level::kNone;
+    size_t n = 0;
+    if (rest.starts_with("INFO")) {
+      l = Level::kInfo, n = 4;
+    } else if (rest.starts_with("WARN")) {
+      l = Level::kWarn, n = 4;
+    } else if (rest.starts_with("TRACE")) {
+      l = Level::kTrace, n = 5;
+    }
+    if (l != Level::kNone && (rest.size() == n || rest[n] == ' ')) {
+      level = l;
+      marker_len = 5 + n;
+      return p;
+    }
+    from = p + 5;
+  }
+}
+
+// Skips a leading "YYYY-MM-DDTHH:MM:SS[.fff][Z|+hh:mm|-hh:mm]".
+std::string_view skip_iso_timestamp(std::string_view s) {
+  auto digits = [&](size_t at, size_t n) {
+    if (at + n > s.size()) return false;
+    for (size_t i = 0; i < n; ++i) {
+      if (!is_digit(s[at + i])) return false;
+    }
+    return true;
+  };
+  if (!(digits(0, 4) && s.size() > 19 && s[4] == '-' && digits(5, 2) && s[7] == '-' &&
+        digits(8, 2) && s[10] == 'T' && digits(11, 2) && s[13] == ':' && digits(14, 2) &&
+        s[16] == ':' && digits(17, 2))) {
+    return s;
+  }
+  size_t i = 19;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && is_digit(s[i])) ++i;
+  }
+  if (i < s.size() && s[i] == 'Z') {
+    ++i;
+  } else if (i + 6 <= s.size() && (s[i] == '+' || s[i] == '-') && digits(i + 1, 2) &&
+             s[i + 3] == ':' && digits(i + 4, 2)) {
+    i += 6;
+  }
+  return s.substr(i);
+}
+
+}  // namespace
+
+std::string_view clean_host(std::string_view host) {
+  for (std::string_view tag : {"<stdout>:", "<stderr>:"}) {
+    size_t p = host.rfind(tag);
+    if (p != std::string_view::npos) host.remove_prefix(p + tag.size());
+  }
+  return skip_iso_timestamp(host);
+}
+
+bool tokenize(std::string_view line, LogLine& out) {
+  Level level = Level::kNone;
+  size_t marker_len = 0;
+  size_t pos = find_marker(line, level, marker_len);
+  if (pos == std::string_view::npos) return false;
+
+  LogLine l;
+  l.level = level;
+  std::string_view msg = trim(line.substr(pos + marker_len));
+  // CloudWatch tables repeat the whole line after " | "; keep the first copy.
+  for (std::string_view again : {" NCCL INFO ", " NCCL WARN "}) {
+    size_t dup = msg.find(again);
+    if (dup == std::string_view::npos) continue;
+    size_t bar = msg.rfind(" | ", dup);
+    if (bar != std::string_view::npos) msg = trim(msg.substr(0, bar));
+  }
+  l.message = msg;
+
+  // Parse backwards: [file:line] [dev] host:pid:tid
+  std::string_view head = trim(line.substr(0, pos));
+  auto last_token = [&head]() {
+    size_t sp = head.find_last_of(" \t");
+    std::string_view tok = sp == std::string_view::npos ? head : head.substr(sp + 1);
+    head = sp == std::string_view::npos ? std::string_view{} : trim(head.substr(0, sp));
+    return tok;
+  };
+  std::string_view tok = last_token();
+  if (!tok.empty() && tok.back() != ']') {
+    size_t colon = tok.rfind(':');
+    if (colon != std::string_view::npos && all_digits(tok.substr(colon + 1))) {
+      l.where = tok;
+      tok = last_token();
+    }
+  }
+  if (tok.size() >= 3 && tok.front() == '[' && tok.back() == ']' &&
+      all_digits(tok.substr(1, tok.size() - 2)) && tok.size() < 8) {
+    std::string_view d = tok.substr(1, tok.size() - 2);
+    l.dev = static_cast<int>(take_number(d).value_or(-1));
+    tok = last_token();
+    // tok is host:pid:tid (the host itself may contain ':' only via glued prefixes)
+    size_t c2 = tok.rfind(':');
+    size_t c1 = c2 == std::string_view::npos || c2 == 0 ? std::string_view::npos
+                                                         : tok.rfind(':', c2 - 1);
+    if (c1 != std::string_view::npos && all_digits(tok.substr(c2 + 1)) &&
+        all_digits(tok.substr(c1 + 1, c2 - c1 - 1)) && c2 - c1 - 1 <= 10) {
+      std::string_view pid = tok.substr(c1 + 1, c2 - c1 - 1);
+      l.pid = take_number(pid, INT64_MAX / 16).value_or(-1);
+      l.host = clean_host(tok.substr(0, c1));
+      if (l.host.empty()) l.pid = -1;
+    }
+  }
+  out = l;
+  return true;
+}
+
+}  // namespace gpulens::nccl

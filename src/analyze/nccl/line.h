@@ -1,0 +1,42 @@
+// Tokenizer for one line of NCCL_DEBUG output.
+//
+// NCCL prints `<host>:<pid>:<tid> [<cudaDev>] NCCL INFO <message>` and, for
+// warnings, `<host>:<pid>:<tid> [<cudaDev>] <file>:<line> NCCL WARN <message>`.
+// Real logs add damage in front (mpirun `[1,6]<stdout>:` tags, launcher rank
+// tags, timestamps, CloudWatch table cells) or remove the prefix altogether.
+// tokenize() finds the `NCCL INFO|WARN|TRACE` marker anywhere in the line and
+// parses backwards from it, accepting a line whose prefix is missing.
+//
+//   LogLine l;
+//   if (tokenize("gpu2:46654:46654 [0] NCCL INFO rank 0 nranks 8", l))
+//     // l.host == "gpu2", l.pid == 46654, l.dev == 0, l.message == "rank 0 nranks 8"
+//
+// The views in LogLine point into the input line. No allocation.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace gpulens::nccl {
+
+enum class Level { kNone, kInfo, kWarn, kTrace };
+
+struct LogLine {
+  Level level = Level::kNone;
+  std::string_view host;   // empty when the prefix is missing or damaged
+  std::int64_t pid = -1;   // -1 when unknown
+  int dev = -1;            // CUDA device index as the process sees it, -1 if unknown
+  std::string_view where;  // "misc/socket.cc:483" on WARN lines, else empty
+  std::string_view message;
+};
+
+// Fills out from a line holding an NCCL marker; false (out untouched) if the
+// line has none.
+bool tokenize(std::string_view line, LogLine& out);
+
+// Removes what launchers and log collectors glue in front of a hostname: the
+// mpirun `[1,6]<stdout>:` tag and an ISO-8601 timestamp such as
+// `2025-05-16T16:39:51.208-07:00`.
+std::string_view clean_host(std::string_view host);
+
+}  // namespace gpulens::nccl

@@ -1,0 +1,46 @@
+// Small string_view helpers for the NCCL log analyser's hot path.
+//
+// The analyser reads gigabytes of text; these helpers never allocate and never
+// use regular expressions. Numbers are parsed with overflow checks so that a
+// damaged line ("rank 99999999999999999999") yields "no number", not a wrapped
+// value.
+//
+//   std::string_view s = "rank 3 nranks 8";
+//   auto n = after_number(s, "nranks ");   // 8
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace gpulens::nccl {
+
+inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+inline std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+inline std::string_view trim_left(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  return s;
+}
+
+// Parses the decimal digits at the start of s (after optional spaces); the
+// value must fit in 0..limit. Advances s past the digits on success.
+std::optional<std::int64_t> take_number(std::string_view& s, std::int64_t limit = INT32_MAX);
+
+// The number right after the first occurrence of key in s, if any.
+std::optional<std::int64_t> after_number(std::string_view s, std::string_view key,
+                                         std::int64_t limit = INT32_MAX);
+
+// The token after key up to the next space (or end), empty when key is absent.
+std::string_view after_token(std::string_view s, std::string_view key);
+
+// True when s is non-empty and only digits.
+bool all_digits(std::string_view s);
+
+}  // namespace gpulens::nccl
