@@ -110,6 +110,8 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
      "Connection to a peer GPU (labels peer, path: NVLINK, PIX, PXB, PHB, NODE, SYS)."},
     {FieldId::kGpuNumaNode, "gpu_numa_node", kGauge, "", kIo, kGpu,
      "NUMA node the GPU is attached to."},
+    {FieldId::kGpuCpuAffinity, "gpu_cpu_affinity_info", kInfo, "", kIo, kGpu,
+     "CPUs close to the GPU, in kernel list syntax (label cpus)."},
     // ---- health --------------------------------------------------------
     {FieldId::kGpuUp, "gpu_up", kGauge, "", kHealth, kGpu,
      "1 when the GPU answers, 0 when it is lost or failing."},

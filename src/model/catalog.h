@@ -77,6 +77,7 @@ enum class FieldId : uint16_t {
   kGpuNvlinkLinkUp,
   kGpuTopology,
   kGpuNumaNode,
+  kGpuCpuAffinity,
   // health
   kGpuUp,
   kGpuInfo,

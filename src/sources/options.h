@@ -26,6 +26,9 @@ struct NvmlOptions {
   std::string proc_root = "/proc";     // for PID -> pod attribution
   int64_t call_deadline_ms = 2000;     // a collection slower than this is reported
   std::string calibration_file;        // measured PCIe/NVLink peaks (JSON), optional
+  std::string sys_root = "/sys";       // NUMA node fallback
+  std::string kubelet_root = "/var/lib/kubelet";  // pod / namespace / container names
+  unsigned xid_wait_ms = 200;          // XID event wait; bounds how fast the thread stops
 };
 
 struct SourceOptions {
