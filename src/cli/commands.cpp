@@ -10,12 +10,14 @@ namespace gpulens::cli {
 
 int run_version(int argc, char** argv);
 int run_trace(int argc, char** argv);
+int run_rules(int argc, char** argv);
 
 namespace {
 // One line per subcommand, in the order `gpulens --help` lists them.
 constexpr std::array kCommands{
     Command{"version", "print the version and build information", run_version},
     Command{"trace", "analyse PyTorch profiler traces: idle, overlap, kernels, launch delay", run_trace},
+    Command{"rules", "print Prometheus alerting and recording rules with your thresholds", run_rules},
 };
 }  // namespace
 

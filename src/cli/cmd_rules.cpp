@@ -1,0 +1,83 @@
+// `gpulens rules`: print the Prometheus recording and alerting rules with the
+// thresholds of a config file and/or --set flags.
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/command.h"
+#include "rules/rules.h"
+#include "util/duration.h"
+
+namespace gpulens::cli {
+
+int run_rules(int argc, char** argv) {
+  CLI::App app{"Print Prometheus alerting and recording rules with your thresholds.", "gpulens rules"};
+  std::string config, format = "prometheus", output;
+  std::vector<std::string> sets;
+  bool dcgm = false, list = false;
+  app.add_option("--config", config, "YAML file whose rules: section sets thresholds")->check(CLI::ExistingFile);
+  app.add_option("--set", sets, "KEY=VALUE, e.g. gpu_util_low.threshold=0.3 (after --config; repeatable)");
+  app.add_flag("--dcgm-names", dcgm, "rules over dcgm-exporter's DCGM_FI_* names and labels");
+  app.add_option("--format", format, "prometheus (rule file) or prometheus-rule (Kubernetes object)")
+      ->check(CLI::IsMember({"prometheus", "prometheus-rule"}));
+  app.add_option("-o,--output", output, "write to this file instead of stdout");
+  app.add_flag("--list-keys", list, "print every settable key with its default and exit");
+  if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+
+  rules::RuleOptions options = rules::RuleOptions::defaults();
+  if (list) {
+    std::cout << "job: " << options.job << "\nrunbook_base: " << options.runbook_base
+              << "\nlatency_metric: " << options.latency_metric << "\nlatency_join: " << options.latency_join
+              << "\nevaluation_interval: (Prometheus' global)\n";
+    for (const auto& p : options.params) {
+      std::cout << p.key << ": "
+                << (p.kind == rules::ParamKind::kDuration ? format_duration(static_cast<int64_t>(p.value))
+                                                          : rules::promql_number(p.value))
+                << "  # " << p.help << "\n";
+    }
+    return kExitOk;
+  }
+  if (!config.empty()) {
+    std::ifstream in(config);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      std::cerr << "gpulens rules: cannot read " << config << "\n";
+      return kExitFailure;
+    }
+    if (Status s = rules::load_rule_options(text.str(), config, options); !s) {
+      std::cerr << "gpulens rules: " << s.message() << "\n";
+      return kExitUsage;
+    }
+  }
+  for (const auto& kv : sets) {
+    const size_t eq = kv.find('=');
+    Status s = eq == std::string::npos ? invalid_argument("--set " + kv + ": expected KEY=VALUE")
+                                       : options.set(kv.substr(0, eq), kv.substr(eq + 1));
+    if (!s) {
+      std::cerr << "gpulens rules: " << s.message() << "\n";
+      return kExitUsage;
+    }
+  }
+
+  const auto names = dcgm ? rules::Names::kDcgm : rules::Names::kNative;
+  const std::string text = rules::render(rules::build_rules(options, names),
+                                         format == "prometheus-rule" ? rules::Format::kPrometheusRule
+                                                                     : rules::Format::kRuleFile,
+                                         names);
+  if (output.empty()) {
+    std::cout << text;
+    return kExitOk;
+  }
+  std::ofstream out(output);
+  out << text;
+  if (!out.flush()) {
+    std::cerr << "gpulens rules: cannot write " << output << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace gpulens::cli
