@@ -247,7 +247,12 @@ class RankAnalysis {
         prev_end = o_.compat_hta ? e.end() : std::max(prev_end, e.end());
         if (!o_.compat_hta && gap <= 0) continue;
         auto it = launch.find(e.correlation);
-        bool host = it != launch.end() && t_.events[it->second].ts > before;
+        bool host = false;
+        if (it != launch.end()) {
+          host = t_.events[it->second].ts > before;
+        } else if (o_.compat_hta && e.correlation >= 0 && t_.first_is_event && kept_[0]) {
+          host = t_.events[0].ts > before;  // HTA joins unmatched ids to row 0
+        }
         if (host) s.host_wait_us += gap;
         else if (gap < o_.kernel_wait_us) s.kernel_wait_us += gap;
         else s.other_us += gap;
@@ -342,7 +347,10 @@ class RankAnalysis {
     for (uint32_t i : gpu_)
       if (enqueued.count(ev[i].correlation)) steps[ev[i].stream].emplace_back(ev[i].ts, -1);
     for (auto& [stream, v] : steps) {
-      std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.first < b.first; });
+      // Ties: HTA's unstable sort usually puts the GPU start first.
+      std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) {
+        return a.first != b.first ? a.first < b.first : a.second < b.second;
+      });
       QueueLength q;
       q.stream = stream;
       double sum = 0;
@@ -386,8 +394,22 @@ JobReport analyse_job(const std::vector<Trace>& traces, const Options& opts) {
         if (is_profiler_step(n)) steps.insert(n);
     filter = steps.size() > 1;
   }
+  // HTA moves every timestamp so that the job's first event is at 0. With
+  // float timestamps that changes the last bits, which its integer
+  // truncations and equality tests see; compat mode does the same.
+  double shift = INFINITY;
+  if (opts.compat_hta)
+    for (const Trace& t : traces)
+      for (const Event& e : t.events) shift = std::min(shift, e.ts);
   for (size_t i = 0; i < traces.size(); ++i) {
-    RankReport r = analyse_rank(traces[i], opts, filter);
+    RankReport r;
+    if (std::isfinite(shift)) {
+      Trace aligned = traces[i];
+      for (Event& e : aligned.events) e.ts -= shift;
+      r = analyse_rank(aligned, opts, filter);
+    } else {
+      r = analyse_rank(traces[i], opts, filter);
+    }
     if (!traces[i].rank) r.rank = static_cast<int>(i);
     job.ranks.push_back(std::move(r));
   }

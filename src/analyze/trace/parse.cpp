@@ -43,13 +43,19 @@ std::optional<Num> as_num(value v) {
   if (v.type().get(t)) return std::nullopt;
   Num n;
   if (t == json_type::number) {
-    simdjson::ondemand::number num;
-    if (v.get_number().get(num)) return std::nullopt;
-    n.d = num.as_double();
-    if (num.is_int64()) {
+    // Parse the token ourselves: simdjson 3.0's get_number() gives 0 for
+    // doubles with more than 19 significant digits (ns timestamps have 19+).
+    std::string_view tok = v.raw_json_token();
+    while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\n' || tok.back() == '\r' || tok.back() == '\t')) tok.remove_suffix(1);
+    const char* end = tok.data() + tok.size();
+    auto [pi, ei] = std::from_chars(tok.data(), end, n.i);
+    if (ei == std::errc() && pi == end) {
       n.integral = true;
-      n.i = num.get_int64();
+      n.d = static_cast<double>(n.i);
+      return n;
     }
+    auto [pd, ed] = std::from_chars(tok.data(), end, n.d);
+    if (ed != std::errc() || pd != end) return std::nullopt;
   } else if (t == json_type::string) {
     std::string_view s;
     if (v.get_string().get(s)) return std::nullopt;
@@ -141,16 +147,23 @@ class Parser {
 
  private:
   Status events(simdjson::ondemand::array& arr, simdjson::ondemand::document& doc) {
+    bool first = true;
     for (auto el : arr) {
+      size_t before = t_.events.size();
+      if (first && before == 0) t_.first_is_event = true;  // cleared below if skipped
       value v;
       if (auto e = el.get(v)) return fail(e, &doc);
       object o;
       if (auto e = v.get_object().get(o)) {
         if (e != simdjson::INCORRECT_TYPE) return fail(e, &doc);
         ++t_.skipped.bad_values;
+        if (first) t_.first_is_event = false;
+        first = false;
         continue;
       }
       if (Status s = event(o, doc); !s) return s;
+      if (first && t_.events.size() == before) t_.first_is_event = false;
+      first = false;
     }
     return Status::ok();
   }
@@ -186,7 +199,7 @@ class Parser {
           if (auto e = std::move(a_r).get(a)) return fail(e, &doc);
           if (auto e = a.unescaped_key().get(k)) return fail(e, &doc);
           if (k == "stream") {
-            if (auto i = as_int(a.value()); i && *i >= 0 && *i < INT32_MAX) ev.stream = static_cast<int32_t>(*i);
+            if (auto i = as_int(a.value()); i && *i >= 0) ev.stream = static_cast<int32_t>(std::min<int64_t>(*i, kAllStreams));
           } else if (k == "correlation") {
             if (auto i = as_int(a.value())) ev.correlation = *i;
           } else if (k == "bytes") {

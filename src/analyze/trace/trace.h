@@ -36,6 +36,7 @@ enum class EventKind : uint8_t {
 };
 
 inline constexpr int32_t kNoStream = -1;
+inline constexpr int32_t kAllStreams = INT32_MAX;
 inline constexpr int64_t kNoCorrelation = -1;
 
 struct Event {
@@ -43,7 +44,8 @@ struct Event {
   double dur = 0;                // duration, us
   int64_t correlation = kNoCorrelation;  // links a launch to what it launched
   int64_t bytes = -1;            // args.bytes of memcpy/memset, -1 when absent
-  int32_t stream = kNoStream;    // args.stream; -1 on the CPU
+  int32_t stream = kNoStream;    // args.stream; -1 on the CPU, kAllStreams for
+                                 // device-wide syncs (written as 2^32-1)
   uint32_t name = 0;             // id into Trace::names
   uint16_t cat = 0;              // id into Trace::cats
   EventKind kind = EventKind::kCpuOp;
@@ -66,6 +68,7 @@ struct Trace {
   std::optional<int> world_size;  // distributedInfo.world_size
   uint64_t input_bytes = 0;       // uncompressed JSON size
   std::vector<Event> events;      // complete events, in file order
+  bool first_is_event = false;    // events[0] is traceEvents[0] (HTA's row 0)
   std::vector<std::string> names;
   std::vector<std::string> cats;
   SkipCounts skipped;
