@@ -9,6 +9,7 @@
 namespace gpulens::cli {
 
 int run_version(int argc, char** argv);
+int run_nccl(int argc, char** argv);
 int run_trace(int argc, char** argv);
 int run_rules(int argc, char** argv);
 
@@ -16,6 +17,7 @@ namespace {
 // One line per subcommand, in the order `gpulens --help` lists them.
 constexpr std::array kCommands{
     Command{"version", "print the version and build information", run_version},
+    Command{"nccl", "analyse NCCL_DEBUG=INFO logs: transport, GDR, topology, errors", run_nccl},
     Command{"trace", "analyse PyTorch profiler traces: idle, overlap, kernels, launch delay", run_trace},
     Command{"rules", "print Prometheus alerting and recording rules with your thresholds", run_rules},
 };
