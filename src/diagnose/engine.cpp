@@ -1,0 +1,235 @@
+// Engine driver: timelines, alignment, runs, ordering, peer faults, waste.
+// The rules themselves are in rules.cpp.
+#include "diagnose/engine.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cmath>
+
+#include "diagnose/rules.h"
+
+namespace gpulens::diagnose {
+
+std::string_view severity_name(Severity s) {
+  switch (s) {
+    case Severity::kInfo: return "info";
+    case Severity::kWarning: return "warning";
+    case Severity::kCritical: return "critical";
+  }
+  return "?";
+}
+
+bool Report::has_findings(Severity at_least) const {
+  for (const auto& h : hosts) {
+    for (const auto& g : h.gpus) {
+      for (const auto& f : g.findings) {
+        if (f.severity >= at_least) return true;
+      }
+    }
+  }
+  return false;
+}
+
+const std::vector<std::string_view>& cause_order() {
+  static const std::vector<std::string_view> order{
+      "hardware_errors", "input_pipeline", "host_transfer",    "memory_bandwidth", "network_fallback",
+      "communication",   "kernel_launch",  "topology",         "thermal_throttle", "power_cap",
+      "pcie_link_degraded", "memory_fragmentation", "memory_pressure", "idle", "small_batch"};
+  return order;
+}
+
+namespace {
+
+size_t rank_of(std::string_view cause) {
+  const auto& o = cause_order();
+  return static_cast<size_t>(std::find(o.begin(), o.end(), cause) - o.begin());
+}
+
+// Values of `s` on `timeline`: the latest sample at or before t, if no older
+// than `lookback_ms`; NaN otherwise.
+Aligned align(const Series& s, const std::vector<int64_t>& timeline, int64_t lookback_ms) {
+  Aligned out(timeline.size(), std::nan(""));
+  if (s.empty()) return out;
+  size_t j = 0;
+  for (size_t i = 0; i < timeline.size(); ++i) {
+    const int64_t t = timeline[i];
+    while (j + 1 < s.size() && s[j + 1].t_ms <= t) ++j;
+    if (s[j].t_ms <= t && t - s[j].t_ms <= lookback_ms) out[i] = s[j].v;
+  }
+  return out;
+}
+
+// Marks in `qualified` the runs of `holds` that last at least `need_ms`.
+// A run breaks where the condition is false or unknown, or at a gap in the
+// timeline longer than `max_gap_ms`.
+void qualify(const std::vector<int8_t>& holds, const std::vector<int64_t>& t, int64_t step_ms, int64_t need_ms,
+             int64_t max_gap_ms, std::vector<uint8_t>& qualified) {
+  qualified.assign(holds.size(), 0);
+  size_t i = 0;
+  while (i < holds.size()) {
+    if (holds[i] != 1) { ++i; continue; }
+    size_t j = i;
+    while (j + 1 < holds.size() && holds[j + 1] == 1 && t[j + 1] - t[j] <= max_gap_ms) ++j;
+    if (t[j] - t[i] + step_ms >= need_ms) std::fill(qualified.begin() + static_cast<ptrdiff_t>(i),
+                                                    qualified.begin() + static_cast<ptrdiff_t>(j) + 1, 1);
+    i = j + 1;
+  }
+}
+
+void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Thresholds& th, int64_t window_from,
+                  int64_t window_to, int64_t cutoff_ms, GpuReport& out) {
+  // The timeline: the GPU's utilisation samples (or the best stand-in).
+  const Series* primary = nullptr;
+  for (GpuSig s : {GpuSig::kGpuUtil, GpuSig::kSmActive, GpuSig::kGrActive, GpuSig::kGpuUp, GpuSig::kLastXid,
+                   GpuSig::kTemperature}) {
+    if (!gpu.sig(s).empty()) { primary = &gpu.sig(s); break; }
+  }
+  if (primary == nullptr) {
+    out.notes.push_back("no utilisation or health signals for this GPU: nothing assessed");
+    return;
+  }
+  GpuContext ctx{.host = host, .gpu = gpu, .th = th, .t = {}, .align = {}};
+  for (const Point& p : *primary) {
+    if (p.t_ms >= window_from && p.t_ms <= window_to) ctx.t.push_back(p.t_ms);
+  }
+  if (ctx.t.empty()) return;
+  ctx.step_ms = std::max<int64_t>(median_step_ms(*primary), 1000);
+  ctx.lookback_ms = std::clamp<int64_t>(3 * ctx.step_ms, 30'000, 300'000);
+  ctx.span_ms = ctx.t.back() - ctx.t.front() + ctx.step_ms;
+  ctx.cutoff_ms = cutoff_ms;
+  ctx.align = [&ctx](const Series& s) { return align(s, ctx.t, ctx.lookback_ms); };
+
+  std::vector<RuleResult> results = evaluate_rules(ctx, out.not_assessed, out.notes);
+
+  // Durations: each point stands for the time to the next one (bounded).
+  const size_t n = ctx.t.size();
+  std::vector<double> dt(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t d = i + 1 < n ? ctx.t[i + 1] - ctx.t[i] : ctx.step_ms;
+    dt[i] = static_cast<double>(std::min(d, ctx.lookback_ms)) / 1000.0;
+  }
+  std::sort(results.begin(), results.end(),
+            [](const RuleResult& a, const RuleResult& b) { return rank_of(a.cause) < rank_of(b.cause); });
+
+  std::vector<uint8_t> qualified;
+  std::vector<int> owner(n, -1);  // which finding a point's waste is charged to
+  for (RuleResult& r : results) {
+    const int64_t need = r.for_ms == 0 ? 0 : std::min(r.for_ms, std::max(ctx.span_ms / 2, ctx.step_ms));
+    qualify(r.holds, ctx.t, ctx.step_ms, need, ctx.lookback_ms, qualified);
+    Finding f;
+    f.cause = std::string(r.cause);
+    f.layer = std::string(r.layer);
+    f.severity = r.severity;
+    f.action = r.action;
+    bool any = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (!qualified[i]) continue;
+      if (!any) f.since_ms = ctx.t[i];
+      any = true;
+      f.held_ms += static_cast<int64_t>(dt[i] * 1000.0);
+    }
+    if (!any) continue;
+    for (const EvidenceSpec& e : r.evidence) {
+      double sum = 0;
+      size_t cnt = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (qualified[i] && !std::isnan(e.values[i])) { sum += e.values[i]; ++cnt; }
+      }
+      if (cnt) f.evidence.push_back({e.signal, sum / static_cast<double>(cnt), e.threshold});
+    }
+    const int index = static_cast<int>(out.findings.size());
+    for (size_t i = 0; i < n; ++i) {
+      if (qualified[i] && owner[i] < 0) owner[i] = index;
+    }
+    out.findings.push_back(std::move(f));
+  }
+  // Waste per point, charged to its first cause.
+  const Aligned sm = ctx.align(ctx.busy_series());
+  for (size_t i = 0; i < n; ++i) {
+    if (owner[i] < 0) continue;
+    Finding& f = out.findings[static_cast<size_t>(owner[i])];
+    const bool all = f.cause == "idle" || f.cause == "hardware_errors";
+    const double used = all || std::isnan(sm[i]) ? 0.0 : std::clamp(sm[i], 0.0, 1.0);
+    f.waste_gpu_seconds += (1.0 - used) * dt[i];
+  }
+  for (const Finding& f : out.findings) out.waste_gpu_seconds += f.waste_gpu_seconds;
+  std::stable_sort(out.findings.begin(), out.findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
+}
+
+}  // namespace
+
+Report diagnose(const SignalSet& set, const Thresholds& th) {
+  Report report;
+  report.from_ms = set.from_ms;
+  report.to_ms = set.to_ms;
+  for (const HostSignals& host : set.hosts) {
+    HostReport hr;
+    hr.host = host.name;
+    // A GPU that fails takes its job down: the moment of the first critical
+    // hardware fault on the host bounds the others' windows.
+    int64_t fault_ms = INT64_MAX;
+    std::string faulty;
+    for (const GpuSignals& g : host.gpus) {
+      const int64_t t = first_fatal_fault_ms(g);
+      if (t < fault_ms) { fault_ms = t; faulty = g.index; }
+    }
+    for (const GpuSignals& g : host.gpus) {
+      GpuReport gr;
+      gr.gpu = g.index;
+      gr.uuid = g.uuid;
+      gr.model = g.model;
+      const bool peer = fault_ms != INT64_MAX && g.index != faulty;
+      if (peer) {
+        gr.notes.push_back("GPU " + faulty + " failed (hardware_errors); this GPU is assessed only up to then, "
+                           "its later stall is not its own fault");
+      }
+      diagnose_gpu(host, g, th, set.from_ms, set.to_ms, fault_ms, gr);
+      for (const Finding& f : gr.findings) report.waste_by_cause[f.cause] += f.waste_gpu_seconds;
+      ++report.gpu_count;
+      hr.gpus.push_back(std::move(gr));
+    }
+    report.hosts.push_back(std::move(hr));
+  }
+  return report;
+}
+
+double pcie_link_bytes_per_second(int generation, int width) {
+  static constexpr double kPerLane[] = {0, 250e6, 500e6, 984.6e6, 1969.2e6, 3938.5e6, 7560e6};
+  if (generation < 1 || generation > 6 || width <= 0) return 0;
+  return kPerLane[generation] * width;
+}
+
+namespace {
+struct ModelPeak {
+  std::string_view token;
+  double pcie;
+  double nvlink;  // per direction, SXM parts
+};
+// Longest tokens first: "H100 PCIe" before "H100".
+constexpr ModelPeak kModels[] = {
+    {"GB200", 63.015e9, 900e9}, {"B200", 63.015e9, 900e9}, {"H200", 63.015e9, 450e9},
+    {"H100 PCIe", 63.015e9, 0}, {"H100", 63.015e9, 450e9}, {"H800", 63.015e9, 200e9},
+    {"A100-PCIE", 31.508e9, 0}, {"A100 PCIe", 31.508e9, 0}, {"A100", 31.508e9, 300e9},
+    {"A800", 31.508e9, 200e9}, {"L40", 31.508e9, 0},        {"L4", 31.508e9, 0},
+    {"A10", 31.508e9, 0},       {"V100", 15.754e9, 150e9},  {"T4", 15.754e9, 0},
+};
+const ModelPeak* model_peak(std::string_view model) {
+  for (const ModelPeak& m : kModels) {
+    if (model.find(m.token) != model.npos) return &m;
+  }
+  return nullptr;
+}
+}  // namespace
+
+double pcie_model_bytes_per_second(std::string_view model) {
+  const ModelPeak* m = model_peak(model);
+  return m ? m->pcie : 0;
+}
+
+double nvlink_model_bytes_per_second(std::string_view model) {
+  const ModelPeak* m = model_peak(model);
+  return m ? m->nvlink : 0;
+}
+
+}  // namespace gpulens::diagnose

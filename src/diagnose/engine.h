@@ -1,0 +1,109 @@
+// The diagnosis engine: rules over windows of canonical signals, per GPU,
+// giving ordered findings with evidence, action and the GPU time each cause
+// wasted.
+//
+// For every GPU the engine puts all signals on the GPU's own timeline (the
+// points of its utilisation series; a value older than the lookback is
+// unknown), evaluates each rule per point, and keeps a cause only where it
+// held without a break for the rule's duration (Thresholds::*_for_ms, halved
+// for windows shorter than twice that). Findings are ordered by severity,
+// then by the order of investigation of the design notes: input pipeline →
+// host transfer / memory bandwidth → communication → kernel launch →
+// topology → batch size, then health causes.
+//
+// Known false positives it avoids:
+//   - low SM occupancy with healthy latency is small_batch at info, never a
+//     warning; without a latency signal kernel_launch is "not assessed";
+//   - a link that down-shifts its generation while idle is not
+//     pcie_link_degraded (only under load);
+//   - a throttling GPU is flagged on that GPU only (rules are per GPU);
+//   - when a GPU fails (critical hardware_errors), the other GPUs of the host
+//     are assessed only up to that moment: their stall is the peer's fault.
+//
+// Waste: each point of a GPU's timeline is charged to the first cause (in
+// the order above) holding there: (1 - SM active) x the point's duration,
+// all of it for idle and lost GPUs. Summed per cause in GPU-seconds.
+//
+//   Report r = diagnose(set, Thresholds{});
+//   for (auto& h : r.hosts) for (auto& g : h.gpus) for (auto& f : g.findings) ...
+//
+// Thread-safety: pure function of its inputs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnose/signals.h"
+#include "diagnose/thresholds.h"
+
+namespace gpulens::diagnose {
+
+enum class Severity : uint8_t { kInfo, kWarning, kCritical };
+std::string_view severity_name(Severity s);
+
+struct Evidence {
+  std::string signal;
+  double value = 0;      // mean over the time the cause held
+  double threshold = 0;
+};
+
+struct Finding {
+  std::string cause;     // fixed vocabulary (docs/diagnose.md)
+  std::string layer;     // compute, memory, io, health, host, serving
+  Severity severity = Severity::kWarning;
+  int64_t since_ms = 0;  // start of the first period the cause held
+  int64_t held_ms = 0;   // total time it held in the window
+  std::vector<Evidence> evidence;
+  std::string action;
+  double waste_gpu_seconds = 0;
+};
+
+struct NotAssessed {
+  std::string cause;
+  std::string reason;    // "no profiling fields (DCGM_FI_PROF_SM_OCCUPANCY)"
+};
+
+struct GpuReport {
+  std::string gpu;       // index label
+  std::string uuid;
+  std::string model;
+  std::vector<Finding> findings;        // most important first
+  std::vector<NotAssessed> not_assessed;
+  std::vector<std::string> notes;       // e.g. "stalled since GPU 3 failed"
+  double waste_gpu_seconds = 0;
+};
+
+struct HostReport {
+  std::string host;
+  std::vector<GpuReport> gpus;
+};
+
+struct Report {
+  int64_t from_ms = 0;
+  int64_t to_ms = 0;
+  std::vector<HostReport> hosts;
+  std::map<std::string, double> waste_by_cause;  // GPU-seconds, all GPUs
+  size_t gpu_count = 0;
+  std::vector<std::string> input_warnings;       // from the input (truncation ...)
+  // Highest severity of any finding; false when there is none.
+  bool has_findings(Severity at_least) const;
+};
+
+Report diagnose(const SignalSet& set, const Thresholds& thresholds);
+
+// The causes in order of investigation (also the order of findings of equal
+// severity); tests and docs iterate it.
+const std::vector<std::string_view>& cause_order();
+
+// Nominal per-direction PCIe bandwidth of a link (reference §5.1), bytes/s;
+// 0 for an unknown generation.
+double pcie_link_bytes_per_second(int generation, int width);
+// Nominal peaks by GPU model name ("NVIDIA H100 80GB HBM3"), bytes/s per
+// direction; 0 when the model is not known.
+double pcie_model_bytes_per_second(std::string_view model);
+double nvlink_model_bytes_per_second(std::string_view model);
+
+}  // namespace gpulens::diagnose

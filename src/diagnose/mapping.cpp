@@ -1,0 +1,462 @@
+// Name tables for the three naming worlds, and the builder that joins the
+// mapped series into a SignalSet.
+#include "diagnose/mapping.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+namespace gpulens::diagnose {
+namespace {
+
+using K = Binding::Kind;
+using T = Binding::Transform;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+// NVML clock-event bits (reference §2.6).
+constexpr uint64_t kThermalBits = 0x20 | 0x40;      // sw + hw thermal slowdown
+constexpr uint64_t kPowerBits = 0x04 | 0x80;        // sw power cap + hw power brake
+
+Binding gpu(GpuSig s, double scale = 1.0, bool counter = false) {
+  return {.kind = K::kGpu, .sig = static_cast<uint8_t>(s), .counter = counter, .scale = scale};
+}
+Binding host(HostSig s, bool counter = false, double scale = 1.0) {
+  return {.kind = K::kHost, .sig = static_cast<uint8_t>(s), .counter = counter, .scale = scale};
+}
+Binding mask(GpuSig s, uint64_t m) {
+  Binding b = gpu(s);
+  b.transform = T::kMask;
+  b.mask = m;
+  return b;
+}
+
+// Names whose binding does not depend on labels.
+const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table() {
+  static const std::unordered_map<std::string_view, std::vector<Binding>> table = [] {
+    using G = GpuSig;
+    using H = HostSig;
+    std::unordered_map<std::string_view, std::vector<Binding>> t;
+    // gpulens native
+    t["gpu_utilization_ratio"] = {gpu(G::kGpuUtil)};
+    t["gpu_sm_active_ratio"] = {gpu(G::kSmActive)};
+    t["gpu_sm_occupancy_ratio"] = {gpu(G::kSmOccupancy)};
+    t["gpu_graphics_engine_active_ratio"] = {gpu(G::kGrActive)};
+    t["gpu_tensor_core_util_ratio"] = {gpu(G::kTensorActive)};
+    t["gpu_mem_bandwidth_util_ratio"] = {gpu(G::kDramActive)};
+    t["gpu_memory_used_bytes"] = {gpu(G::kFbUsed)};
+    t["gpu_memory_free_bytes"] = {gpu(G::kFbFree)};
+    t["gpu_memory_fragmentation_ratio"] = {gpu(G::kFragmentation)};
+    t["gpu_pcie_rx_bytes_total"] = {gpu(G::kPcieRxBps, 1.0, true)};
+    t["gpu_pcie_tx_bytes_total"] = {gpu(G::kPcieTxBps, 1.0, true)};
+    t["gpu_pcie_rx_bytes_per_second"] = {gpu(G::kPcieRxBps)};
+    t["gpu_pcie_tx_bytes_per_second"] = {gpu(G::kPcieTxBps)};
+    t["gpu_pcie_rx_bandwidth_util_ratio"] = {gpu(G::kPcieRxUtil)};
+    t["gpu_pcie_tx_bandwidth_util_ratio"] = {gpu(G::kPcieTxUtil)};
+    t["gpu_pcie_peak_bytes_per_second"] = {gpu(G::kPciePeak)};
+    t["gpu_pcie_link_generation"] = {gpu(G::kLinkGen)};
+    t["gpu_pcie_link_generation_max"] = {gpu(G::kLinkGenMax)};
+    t["gpu_pcie_link_width"] = {gpu(G::kLinkWidth)};
+    t["gpu_pcie_link_width_max"] = {gpu(G::kLinkWidthMax)};
+    t["gpu_nvlink_rx_bytes_total"] = {gpu(G::kNvlinkRxBps, 1.0, true)};
+    t["gpu_nvlink_tx_bytes_total"] = {gpu(G::kNvlinkTxBps, 1.0, true)};
+    t["gpu_nvlink_rx_bytes_per_second"] = {gpu(G::kNvlinkRxBps)};
+    t["gpu_nvlink_tx_bytes_per_second"] = {gpu(G::kNvlinkTxBps)};
+    t["gpu_nvlink_bandwidth_util_ratio"] = {gpu(G::kNvlinkUtil)};
+    t["gpu_temperature_celsius"] = {gpu(G::kTemperature)};
+    t["gpu_power_watts"] = {gpu(G::kPower)};
+    t["gpu_power_limit_watts"] = {gpu(G::kPowerLimit)};
+    t["gpu_sm_clock_hertz"] = {gpu(G::kSmClock)};
+    t["gpu_sm_clock_max_hertz"] = {gpu(G::kSmClockMax)};
+    t["gpu_clock_event_reasons"] = {mask(G::kThermalThrottle, kThermalBits), mask(G::kPowerThrottle, kPowerBits)};
+    t["gpu_last_xid"] = {gpu(G::kLastXid)};
+    t["gpu_up"] = {gpu(G::kGpuUp)};
+    t["gpu_row_remap_failure"] = {gpu(G::kRowRemapFailure)};
+    t["host_pressure_cpu_waiting_seconds_total"] = {host(H::kPsiCpu, true)};
+    t["host_pressure_io_waiting_seconds_total"] = {host(H::kPsiIo, true)};
+    t["host_disk_io_time_seconds_total"] = {host(H::kDiskBusy, true)};
+    t["host_infiniband_receive_bytes_total"] = {host(H::kIbRxBps, true)};
+    t["host_infiniband_transmit_bytes_total"] = {host(H::kIbTxBps, true)};
+    t["serving_requests_running"] = {host(H::kRequestsRunning)};
+    t["serving_requests_waiting"] = {host(H::kRequestsWaiting)};
+    // dcgm-exporter (reference §4.4, §4.5: units converted to ours)
+    t["DCGM_FI_DEV_GPU_UTIL"] = {gpu(G::kGpuUtil, 0.01)};
+    t["DCGM_FI_DEV_FB_USED"] = {gpu(G::kFbUsed, kMiB)};
+    t["DCGM_FI_DEV_FB_FREE"] = {gpu(G::kFbFree, kMiB)};
+    t["DCGM_FI_DEV_GPU_TEMP"] = {gpu(G::kTemperature)};
+    t["DCGM_FI_DEV_POWER_USAGE"] = {gpu(G::kPower)};
+    t["DCGM_FI_DEV_ENFORCED_POWER_LIMIT"] = {gpu(G::kPowerLimit)};
+    t["DCGM_FI_DEV_POWER_MGMT_LIMIT"] = {gpu(G::kPowerLimit)};
+    t["DCGM_FI_DEV_SM_CLOCK"] = {gpu(G::kSmClock, 1e6)};
+    t["DCGM_FI_DEV_MAX_SM_CLOCK"] = {gpu(G::kSmClockMax, 1e6)};
+    t["DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"] = {mask(G::kThermalThrottle, kThermalBits),
+                                               mask(G::kPowerThrottle, kPowerBits)};
+    t["DCGM_FI_DEV_CLOCKS_EVENT_REASONS"] = t["DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"];
+    t["DCGM_FI_DEV_XID_ERRORS"] = {gpu(G::kLastXid)};
+    t["DCGM_FI_DEV_PCIE_LINK_GEN"] = {gpu(G::kLinkGen)};
+    t["DCGM_FI_DEV_PCIE_LINK_WIDTH"] = {gpu(G::kLinkWidth)};
+    t["DCGM_FI_DEV_PCIE_MAX_LINK_GEN"] = {gpu(G::kLinkGenMax)};
+    t["DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH"] = {gpu(G::kLinkWidthMax)};
+    t["DCGM_FI_DEV_ROW_REMAP_FAILURE"] = {gpu(G::kRowRemapFailure)};
+    t["DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"] = {gpu(G::kEccUncorrectedRate, 1.0, true)};
+    t["DCGM_FI_PROF_GR_ENGINE_ACTIVE"] = {gpu(G::kGrActive)};
+    t["DCGM_FI_PROF_SM_ACTIVE"] = {gpu(G::kSmActive)};
+    t["DCGM_FI_PROF_SM_OCCUPANCY"] = {gpu(G::kSmOccupancy)};
+    t["DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"] = {gpu(G::kTensorActive)};
+    t["DCGM_FI_PROF_DRAM_ACTIVE"] = {gpu(G::kDramActive)};
+    t["DCGM_FI_PROF_PCIE_TX_BYTES"] = {gpu(G::kPcieTxBps)};
+    t["DCGM_FI_PROF_PCIE_RX_BYTES"] = {gpu(G::kPcieRxBps)};
+    t["DCGM_FI_PROF_NVLINK_TX_BYTES"] = {gpu(G::kNvlinkTxBps)};
+    t["DCGM_FI_PROF_NVLINK_RX_BYTES"] = {gpu(G::kNvlinkRxBps)};
+    // node_exporter
+    t["node_pressure_cpu_waiting_seconds_total"] = {host(H::kPsiCpu, true)};
+    t["node_pressure_io_waiting_seconds_total"] = {host(H::kPsiIo, true)};
+    t["node_disk_io_time_seconds_total"] = {host(H::kDiskBusy, true)};
+    t["node_infiniband_port_data_received_bytes_total"] = {host(H::kIbRxBps, true)};
+    t["node_infiniband_port_data_transmitted_bytes_total"] = {host(H::kIbTxBps, true)};
+    // vLLM
+    t["vllm:num_requests_running"] = {host(H::kRequestsRunning)};
+    t["vllm:num_requests_waiting"] = {host(H::kRequestsWaiting)};
+    // Triton
+    t["nv_inference_request_duration_us"] = {{.kind = K::kTritonDuration, .counter = true, .scale = 1e-6}};
+    t["nv_inference_count"] = {{.kind = K::kTritonCount, .counter = true}};
+    t["nv_inference_request_success"] = {{.kind = K::kTritonSuccess, .counter = true}};
+    t["nv_inference_pending_request_count"] = {host(H::kRequestsWaiting)};
+    return t;
+  }();
+  return table;
+}
+
+// Names whose binding depends on labels (handled in map_series()).
+constexpr std::string_view kLabelled[] = {
+    "host_cpu_seconds_total",         "node_cpu_seconds_total",
+    "gpu_clock_event_active",         "gpu_xid_errors_total",
+    "gpu_ecc_errors_total",           "host_network_receive_bytes_total",
+    "host_network_transmit_bytes_total", "host_network_speed_bytes",
+    "node_network_receive_bytes_total", "node_network_transmit_bytes_total",
+    "node_network_speed_bytes",       "serving_request_latency_seconds_bucket",
+    "vllm:e2e_request_latency_seconds_bucket",
+};
+
+std::string_view label_of(LabelSpan labels, std::string_view name) {
+  for (const auto& [k, v] : labels) {
+    if (k == name) return v;
+  }
+  return {};
+}
+
+// Interfaces that never carry training or serving traffic between nodes, and
+// IPoIB devices (their traffic is counted on the InfiniBand port).
+bool ethernet_device(std::string_view dev) {
+  for (std::string_view p : {"lo", "docker", "veth", "virbr", "cali", "flannel", "cni", "tunl", "ib", "kube"}) {
+    if (dev.starts_with(p)) return false;
+  }
+  return !dev.empty();
+}
+
+std::optional<double> parse_double(std::string_view s) {
+  if (s == "+Inf" || s == "Inf" || s == "inf") return std::numeric_limits<double>::infinity();
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+bool is_ip(std::string_view h) {
+  return !h.empty() && (h.find_first_not_of("0123456789.") == std::string_view::npos || h.find(':') != h.npos);
+}
+
+}  // namespace
+
+bool known_name(std::string_view name) {
+  if (simple_table().contains(name)) return true;
+  return std::find(std::begin(kLabelled), std::end(kLabelled), name) != std::end(kLabelled);
+}
+
+std::vector<Binding> map_series(std::string_view name, LabelSpan labels) {
+  const auto& table = simple_table();
+  if (auto it = table.find(name); it != table.end()) return it->second;
+  using G = GpuSig;
+  using H = HostSig;
+  if (name == "host_cpu_seconds_total" || name == "node_cpu_seconds_total") {
+    std::vector<Binding> out{host(H::kCpuTotal, true)};
+    const std::string_view mode = label_of(labels, "mode");
+    if (mode == "idle") out.push_back(host(H::kCpuIdle, true));
+    if (mode == "iowait") out.push_back(host(H::kCpuIowaitRaw, true));
+    return out;
+  }
+  if (name == "gpu_clock_event_active") {
+    const std::string_view reason = label_of(labels, "reason");
+    if (reason.find("thermal") != reason.npos) return {gpu(G::kThermalThrottle)};
+    if (reason.find("power") != reason.npos) return {gpu(G::kPowerThrottle)};
+    return {};
+  }
+  if (name == "gpu_xid_errors_total") {
+    std::vector<Binding> out{gpu(G::kXidRate, 1.0, true)};
+    if (auto code = parse_double(label_of(labels, "xid"))) {
+      Binding b = gpu(G::kLastXid, 1.0, true);
+      b.transform = T::kEventCode;
+      b.code = *code;
+      out.push_back(b);
+    }
+    return out;
+  }
+  if (name == "gpu_ecc_errors_total") {
+    const std::string_view type = label_of(labels, "type");
+    if (type.starts_with("uncorrect")) return {gpu(G::kEccUncorrectedRate, 1.0, true)};
+    return {};
+  }
+  const bool rx = name.find("receive") != name.npos;
+  if (name.ends_with("network_receive_bytes_total") || name.ends_with("network_transmit_bytes_total")) {
+    if (!ethernet_device(label_of(labels, "device"))) return {};
+    return {host(rx ? H::kNicRxBps : H::kNicTxBps, true)};
+  }
+  if (name.ends_with("network_speed_bytes")) {
+    if (!ethernet_device(label_of(labels, "device"))) return {};
+    return {host(H::kNicSpeed)};
+  }
+  if (name == "serving_request_latency_seconds_bucket" || name == "vllm:e2e_request_latency_seconds_bucket") {
+    auto le = parse_double(label_of(labels, "le"));
+    if (!le) return {};
+    return {{.kind = K::kLatencyBucket, .counter = true, .le = *le}};
+  }
+  return {};
+}
+
+std::string host_key(LabelSpan labels) {
+  std::string_view h = label_of(labels, "hostname");
+  if (h.empty()) h = label_of(labels, "Hostname");
+  if (h.empty()) {
+    h = label_of(labels, "instance");
+    if (h.starts_with('[')) {  // [ipv6]:port
+      h = h.substr(1, h.find(']') == h.npos ? h.npos : h.find(']') - 1);
+    } else if (auto colon = h.rfind(':'); colon != h.npos && h.find(':') == colon) {
+      h = h.substr(0, colon);
+    }
+  }
+  if (!is_ip(h)) h = h.substr(0, h.find('.'));
+  std::string out(h);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+bool SignalSetBuilder::add(std::string_view name, LabelSpan labels, Series points, bool already_rate) {
+  return add_for_host(host_key(labels), name, labels, std::move(points), already_rate);
+}
+
+bool SignalSetBuilder::add_for_host(std::string_view host_name, std::string_view name, LabelSpan labels,
+                                    Series points, bool already_rate) {
+  const std::vector<Binding> bindings = map_series(name, labels);
+  if (bindings.empty()) {
+    ++unknown_;
+    return false;
+  }
+  ++known_;
+  if (!points.empty()) {
+    min_t_ = std::min(min_t_, points.front().t_ms);
+    max_t_ = std::max(max_t_, points.back().t_ms);
+  }
+  HostAcc& h = hosts_[std::string(host_name)];
+  for (const Binding& b : bindings) feed(h, b, labels, points, already_rate);
+  return true;
+}
+
+void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, const Series& points,
+                            bool already_rate) {
+  Series s;
+  if (b.counter && !already_rate) {
+    const int64_t step = median_step_ms(points);
+    s = counter_rate(points, std::max<int64_t>(5 * step, 60'000));
+  } else {
+    s = points;
+  }
+  for (Point& p : s) {
+    switch (b.transform) {
+      case T::kNone: p.v *= b.scale; break;
+      case T::kMask: p.v = (static_cast<uint64_t>(std::max(0.0, p.v)) & b.mask) ? 1.0 : 0.0; break;
+      case T::kEventCode: p.v = p.v > 0 ? b.code : 0.0; break;
+    }
+  }
+  switch (b.kind) {
+    case K::kGpu: {
+      std::string index(label_of(labels, "gpu"));
+      if (index.empty()) index = std::string(label_of(labels, "UUID"));
+      if (index.empty()) index = std::string(label_of(labels, "gpu_uuid"));
+      GpuAcc& g = h.gpus[index];
+      if (g.uuid.empty()) {
+        std::string_view u = label_of(labels, "UUID");
+        if (u.empty()) u = label_of(labels, "gpu_uuid");
+        if (u.empty()) u = label_of(labels, "uuid");
+        g.uuid = u;
+      }
+      if (g.model.empty()) {
+        std::string_view m = label_of(labels, "modelName");
+        if (m.empty()) m = label_of(labels, "gpu_name");
+        g.model = m;
+      }
+      g.parts[b.sig].push_back(std::move(s));
+      break;
+    }
+    case K::kHost: h.parts[b.sig].push_back(std::move(s)); break;
+    case K::kLatencyBucket: h.buckets[b.le].push_back(std::move(s)); break;
+    case K::kTritonDuration: h.triton_duration.push_back(std::move(s)); break;
+    case K::kTritonCount: h.triton_count.push_back(std::move(s)); break;
+    case K::kTritonSuccess: h.triton_success.push_back(std::move(s)); break;
+  }
+}
+
+double histogram_quantile(double q, std::span<const std::pair<double, double>> buckets) {
+  if (buckets.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const double total = buckets.back().second;
+  if (!(total > 0)) return std::numeric_limits<double>::quiet_NaN();
+  const double rank = q * total;
+  double lower = 0, below = 0;
+  for (const auto& [le, cum] : buckets) {
+    if (cum >= rank) {
+      if (std::isinf(le)) return lower;  // beyond the last finite bound: report that bound
+      const double in_bucket = cum - below;
+      return in_bucket > 0 ? lower + (le - lower) * (rank - below) / in_bucket : le;
+    }
+    lower = le;
+    below = cum;
+  }
+  return lower;
+}
+
+namespace {
+
+Combine combine_of(GpuSig s) {
+  switch (s) {
+    case GpuSig::kNvlinkRxBps:
+    case GpuSig::kNvlinkTxBps:
+    case GpuSig::kXidRate:
+    case GpuSig::kEccUncorrectedRate: return Combine::kSum;
+    default: return Combine::kMax;
+  }
+}
+
+Combine combine_of(HostSig s) {
+  switch (s) {
+    case HostSig::kCpuTotal:
+    case HostSig::kCpuIdle:
+    case HostSig::kCpuIowaitRaw:
+    case HostSig::kIbRxBps:
+    case HostSig::kIbTxBps:
+    case HostSig::kRequestsRunning:
+    case HostSig::kRequestsWaiting: return Combine::kSum;
+    default: return Combine::kMax;
+  }
+}
+
+Series merge(const std::vector<Series>& parts, Combine op) {
+  std::vector<const Series*> ptrs;
+  for (const Series& s : parts) ptrs.push_back(&s);
+  return combine(ptrs, op);
+}
+
+// a / b on equal timestamps (b > 0).
+Series ratio(const Series& a, const Series& b, double scale = 1.0) {
+  Series out;
+  size_t j = 0;
+  for (const Point& p : a) {
+    while (j < b.size() && b[j].t_ms < p.t_ms) ++j;
+    if (j < b.size() && b[j].t_ms == p.t_ms && b[j].v > 0) out.push_back({p.t_ms, scale * p.v / b[j].v});
+  }
+  return out;
+}
+
+Series latency_p99(const std::map<double, std::vector<Series>>& buckets) {
+  if (buckets.empty()) return {};
+  std::vector<std::pair<double, Series>> per_le;
+  for (const auto& [le, parts] : buckets) per_le.emplace_back(le, merge(parts, Combine::kSum));
+  // Timestamps of the +Inf (largest) bucket drive the output.
+  Series out;
+  std::vector<size_t> pos(per_le.size(), 0);
+  std::vector<std::pair<double, double>> cum(per_le.size());
+  for (const Point& p : per_le.back().second) {
+    bool complete = true;
+    for (size_t i = 0; i < per_le.size(); ++i) {
+      const Series& s = per_le[i].second;
+      while (pos[i] < s.size() && s[pos[i]].t_ms < p.t_ms) ++pos[i];
+      if (pos[i] >= s.size() || s[pos[i]].t_ms != p.t_ms) {
+        complete = false;
+        break;
+      }
+      cum[i] = {per_le[i].first, s[pos[i]].v};
+    }
+    if (!complete) continue;
+    const double v = histogram_quantile(0.99, cum);
+    if (!std::isnan(v)) out.push_back({p.t_ms, v});
+  }
+  return out;
+}
+
+}  // namespace
+
+SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<int64_t> to_ms) {
+  // One machine recorded under two names (dcgm-exporter's Hostname and
+  // node_exporter's instance): join them.
+  std::vector<std::string> gpu_hosts, other_hosts;
+  for (const auto& [name, h] : hosts_) (h.gpus.empty() ? other_hosts : gpu_hosts).push_back(name);
+  if (gpu_hosts.size() == 1 && other_hosts.size() == 1) {
+    HostAcc& into = hosts_[gpu_hosts[0]];
+    HostAcc& from = hosts_[other_hosts[0]];
+    for (size_t i = 0; i < kHostSigCount; ++i) {
+      for (Series& s : from.parts[i]) into.parts[i].push_back(std::move(s));
+    }
+    for (auto& [le, parts] : from.buckets) {
+      for (Series& s : parts) into.buckets[le].push_back(std::move(s));
+    }
+    for (Series& s : from.triton_duration) into.triton_duration.push_back(std::move(s));
+    for (Series& s : from.triton_count) into.triton_count.push_back(std::move(s));
+    for (Series& s : from.triton_success) into.triton_success.push_back(std::move(s));
+    hosts_.erase(other_hosts[0]);
+  }
+
+  SignalSet set;
+  set.from_ms = from_ms.value_or(min_t_ == INT64_MAX ? 0 : min_t_);
+  set.to_ms = to_ms.value_or(max_t_ == INT64_MIN ? 0 : max_t_);
+  for (auto& [name, h] : hosts_) {
+    if (h.gpus.empty()) continue;  // host data without GPUs: nothing to diagnose
+    HostSignals hs;
+    hs.name = name.empty() ? "localhost" : name;
+    for (size_t i = 0; i < kHostSigCount; ++i) hs.sigs[i] = merge(h.parts[i], combine_of(static_cast<HostSig>(i)));
+    const Series& total = hs.sig(HostSig::kCpuTotal);
+    if (!total.empty() && !hs.sig(HostSig::kCpuIdle).empty()) {
+      Series busy = ratio(hs.sig(HostSig::kCpuIdle), total);
+      Series iow = ratio(hs.sig(HostSig::kCpuIowaitRaw), total);
+      size_t j = 0;
+      for (Point& p : busy) {  // busy = 1 - idle/total - iowait/total
+        while (j < iow.size() && iow[j].t_ms < p.t_ms) ++j;
+        const double w = j < iow.size() && iow[j].t_ms == p.t_ms ? iow[j].v : 0.0;
+        p.v = std::clamp(1.0 - p.v - w, 0.0, 1.0);
+      }
+      hs.sig(HostSig::kCpuBusy) = std::move(busy);
+      hs.sig(HostSig::kIowait) = std::move(iow);
+    }
+    hs.sig(HostSig::kLatencyP99) = latency_p99(h.buckets);
+    if (!h.triton_duration.empty()) {
+      const Series dur = merge(h.triton_duration, Combine::kSum);
+      const Series cnt = merge(h.triton_success.empty() ? h.triton_count : h.triton_success, Combine::kSum);
+      hs.sig(HostSig::kLatencyMean) = ratio(dur, cnt);
+    }
+    for (auto& [index, g] : h.gpus) {
+      GpuSignals gs;
+      gs.index = index;
+      gs.uuid = g.uuid;
+      gs.model = g.model;
+      for (size_t i = 0; i < kGpuSigCount; ++i) gs.sigs[i] = merge(g.parts[i], combine_of(static_cast<GpuSig>(i)));
+      hs.gpus.push_back(std::move(gs));
+    }
+    std::sort(hs.gpus.begin(), hs.gpus.end(), [](const GpuSignals& a, const GpuSignals& b) {
+      if (a.index.size() != b.index.size()) return a.index.size() < b.index.size();  // "2" < "10"
+      return a.index < b.index;
+    });
+    set.hosts.push_back(std::move(hs));
+  }
+  hosts_.clear();
+  return set;
+}
+
+}  // namespace gpulens::diagnose

@@ -1,0 +1,107 @@
+// Mapping metric names from three naming worlds onto canonical signals.
+//
+// gpulens' own names (gpu_sm_active_ratio, host_cpu_seconds_total{mode} ...),
+// dcgm-exporter (DCGM_FI_DEV_*, DCGM_FI_PROF_*, labels gpu/UUID/modelName/
+// Hostname), node_exporter (node_cpu_seconds_total, node_pressure_*,
+// node_disk_*, node_network_*, node_infiniband_*) and serving engines (vLLM
+// vllm:*, Triton nv_inference_*) all land in one SignalSet with fixed units:
+// DCGM percentages become ratios, MiB become bytes, MHz become hertz, counters
+// become per-second rates, clock-event bitmasks become thermal/power flags,
+// latency histograms become a p99 series.
+//
+// Series join by host: the `hostname`/`Hostname` label, else the host part of
+// `instance` (domain stripped unless it is an IP address). When the data holds
+// exactly one GPU host and one other host name, they are the same machine
+// (a recording of one node) and everything joins.
+//
+//   SignalSetBuilder b;
+//   b.add("DCGM_FI_DEV_GPU_UTIL", {{"gpu","0"},{"Hostname","n1"}}, points);
+//   SignalSet set = b.build();
+//
+// Thread-safety: a builder is used from one thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "diagnose/signals.h"
+
+namespace gpulens::diagnose {
+
+using LabelPair = std::pair<std::string_view, std::string_view>;
+using LabelSpan = std::span<const LabelPair>;
+
+// What one input series feeds: a GPU signal, a host signal, or an input to a
+// derived host signal (latency histogram bucket, Triton duration/count).
+struct Binding {
+  enum class Kind : uint8_t { kGpu, kHost, kLatencyBucket, kTritonDuration, kTritonCount, kTritonSuccess };
+  enum class Transform : uint8_t { kNone, kMask, kEventCode };
+  Kind kind = Kind::kGpu;
+  uint8_t sig = 0;            // GpuSig or HostSig
+  bool counter = false;       // input is a cumulative counter: take its rate
+  double scale = 1.0;         // applied after the rate
+  Transform transform = Transform::kNone;
+  uint64_t mask = 0;          // kMask: value = (uint64(v) & mask) != 0
+  double code = 0;            // kEventCode: value = code while the rate is > 0, else 0
+  double le = 0;              // kLatencyBucket: upper bound
+};
+
+// Bindings of one series (empty: not a name diagnosis uses). A series may feed
+// more than one signal (CPU mode idle feeds both "total" and "idle").
+std::vector<Binding> map_series(std::string_view name, LabelSpan labels);
+
+// True when map_series() could return bindings for some label set of `name`;
+// lets a parser drop unknown families before storing their points.
+bool known_name(std::string_view name);
+
+// The host a series belongs to ("" when it carries no host label).
+std::string host_key(LabelSpan labels);
+
+class SignalSetBuilder {
+ public:
+  // Adds one input series. `already_rate`: counters were converted upstream
+  // (the live history keeps rates). Returns false when the name is unknown.
+  bool add(std::string_view name, LabelSpan labels, Series points, bool already_rate = false);
+  // Adds an input series under an explicit host (overrides labels).
+  bool add_for_host(std::string_view host, std::string_view name, LabelSpan labels, Series points,
+                    bool already_rate = false);
+
+  size_t unknown_series() const { return unknown_; }
+  size_t known_series() const { return known_; }
+
+  // Joins hosts, combines parts, derives CPU busy, iowait and latency p99.
+  // The window defaults to the span of the data.
+  SignalSet build(std::optional<int64_t> from_ms = {}, std::optional<int64_t> to_ms = {});
+
+ private:
+  struct GpuAcc {
+    std::string uuid, model;
+    std::vector<std::vector<Series>> parts = std::vector<std::vector<Series>>(kGpuSigCount);
+  };
+  struct HostAcc {
+    std::vector<std::vector<Series>> parts = std::vector<std::vector<Series>>(kHostSigCount);
+    std::map<double, std::vector<Series>> buckets;  // le -> bucket rates
+    std::vector<Series> triton_duration, triton_count, triton_success;
+    std::map<std::string, GpuAcc> gpus;              // by index
+  };
+  void feed(HostAcc& host, const Binding& b, LabelSpan labels, const Series& points, bool already_rate);
+
+  std::map<std::string, HostAcc> hosts_;
+  size_t unknown_ = 0;
+  size_t known_ = 0;
+  int64_t min_t_ = INT64_MAX;
+  int64_t max_t_ = INT64_MIN;
+};
+
+// p99 (or any q) of a cumulative histogram given per-bucket values sorted by
+// upper bound (the last bound may be +Inf). Linear within the bucket; NaN when
+// the total is zero.
+double histogram_quantile(double q, std::span<const std::pair<double, double>> buckets);
+
+}  // namespace gpulens::diagnose

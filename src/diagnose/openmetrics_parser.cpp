@@ -1,0 +1,209 @@
+// OpenMetrics text parser: line splitting, series lookup, label and number
+// parsing. The series text is looked up before any label is parsed, so a
+// series costs label parsing once, not once per sample.
+#include "diagnose/openmetrics_parser.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+namespace gpulens::diagnose {
+namespace {
+
+bool name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':'; }
+bool name_char(char c) { return name_start(c) || (c >= '0' && c <= '9'); }
+
+// Parses a number as OpenMetrics writes it (also +Inf, -Inf, NaN).
+bool parse_number(std::string_view s, double& out) {
+  if (s.empty()) return false;
+  if (s[0] == '+') s.remove_prefix(1);
+  if (s == "Inf" || s == "inf") { out = std::numeric_limits<double>::infinity(); return true; }
+  if (s == "-Inf" || s == "-inf") { out = -std::numeric_limits<double>::infinity(); return true; }
+  if (s == "NaN" || s == "nan") { out = std::numeric_limits<double>::quiet_NaN(); return true; }
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// Finds the '}' closing a label set that starts after `p`, honouring quotes.
+// Returns npos when there is none.
+size_t find_label_end(std::string_view line, size_t p) {
+  while (p < line.size()) {
+    const char c = line[p];
+    if (c == '}') return p;
+    if (c == '"') {
+      ++p;
+      while (p < line.size() && line[p] != '"') p += line[p] == '\\' ? 2 : 1;
+      if (p >= line.size()) return std::string_view::npos;
+    }
+    ++p;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+Status OpenMetricsParser::error(std::string_view problem) const {
+  return invalid_argument(filename_ + ":" + std::to_string(stats_.lines) + ": " + std::string(problem));
+}
+
+Status OpenMetricsParser::feed(std::string_view chunk) {
+  stats_.bytes += chunk.size();
+  if (!carry_.empty()) {
+    const size_t nl = chunk.find('\n');
+    if (nl == chunk.npos) {
+      carry_.append(chunk);
+      return Status::ok();
+    }
+    carry_.append(chunk.substr(0, nl));
+    chunk.remove_prefix(nl + 1);
+    std::string line = std::move(carry_);
+    carry_.clear();
+    ++stats_.lines;
+    if (Status s = parse_line(line); !s) return s;
+  }
+  while (!chunk.empty()) {
+    const void* nlp = std::memchr(chunk.data(), '\n', chunk.size());
+    if (nlp == nullptr) {
+      carry_.assign(chunk);
+      break;
+    }
+    const size_t nl = static_cast<size_t>(static_cast<const char*>(nlp) - chunk.data());
+    ++stats_.lines;
+    if (Status s = parse_line(chunk.substr(0, nl)); !s) return s;
+    chunk.remove_prefix(nl + 1);
+  }
+  return Status::ok();
+}
+
+Status OpenMetricsParser::finish() {
+  if (!carry_.empty()) {
+    ++stats_.lines;
+    std::string line = std::move(carry_);
+    carry_.clear();
+    if (Status s = parse_line(line); !s) {
+      if (stats_.saw_eof) return s;
+      stats_.warnings.push_back(filename_ + ":" + std::to_string(stats_.lines) +
+                                ": last line cut short (file truncated?); ignored");
+    }
+  }
+  if (!stats_.saw_eof) {
+    stats_.warnings.push_back(filename_ + ": no \"# EOF\" at the end (file truncated?); using the " +
+                              std::to_string(stats_.samples) + " samples read");
+  }
+  return Status::ok();
+}
+
+Status OpenMetricsParser::parse_line(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.empty()) return Status::ok();
+  if (after_eof_) return error("content after \"# EOF\"");
+  if (line[0] == '#') {
+    if (line == "# EOF") {
+      stats_.saw_eof = true;
+      after_eof_ = true;
+    }
+    return Status::ok();
+  }
+  if (!name_start(line[0])) return error("expected a metric name");
+  size_t p = 1;
+  while (p < line.size() && name_char(line[p])) ++p;
+  size_t key_end = p;
+  if (p < line.size() && line[p] == '{') {
+    const size_t close = find_label_end(line, p + 1);
+    if (close == std::string_view::npos) return error("unterminated label set");
+    key_end = close + 1;
+  }
+  if (key_end >= line.size() || line[key_end] != ' ') return error("expected a space before the value");
+  const std::string_view key = line.substr(0, key_end);
+
+  // value [timestamp] [# exemplar]
+  std::string_view rest = line.substr(key_end + 1);
+  const size_t sp = rest.find(' ');
+  const std::string_view value_text = rest.substr(0, sp);
+  double value = 0;
+  if (!parse_number(value_text, value)) return error("bad value \"" + std::string(value_text) + "\"");
+  if (sp == rest.npos) return error("sample has no timestamp (recordings need one on every sample)");
+  std::string_view ts_text = rest.substr(sp + 1);
+  if (const size_t sp2 = ts_text.find(' '); sp2 != ts_text.npos) {
+    if (ts_text.substr(sp2 + 1).starts_with('#')) {
+      ts_text = ts_text.substr(0, sp2);  // exemplar: ignored
+    } else {
+      return error("unexpected text after the timestamp");
+    }
+  }
+  if (ts_text.starts_with('#')) return error("sample has no timestamp (recordings need one on every sample)");
+  double ts = 0;
+  if (!parse_number(ts_text, ts) || !std::isfinite(ts)) return error("bad timestamp \"" + std::string(ts_text) + "\"");
+  const int64_t t_ms = ts > 1e11 ? static_cast<int64_t>(ts) : static_cast<int64_t>(std::llround(ts * 1000.0));
+
+  int64_t handle;
+  if (auto it = series_.find(key); it != series_.end()) {
+    handle = it->second;
+  } else {
+    // New series: parse its labels once.
+    label_buf_.clear();
+    const std::string_view name = line.substr(0, p);
+    if (key_end > p) {
+      size_t q = p + 1;
+      const size_t close = key_end - 1;
+      while (q < close) {
+        if (line[q] == ',' || line[q] == ' ') { ++q; continue; }
+        if (!name_start(line[q]) || line[q] == ':') return error("bad label name");
+        const size_t n0 = q;
+        while (q < close && name_char(line[q])) ++q;
+        const std::string_view lname = line.substr(n0, q - n0);
+        if (q + 1 >= close || line[q] != '=' || line[q + 1] != '"')
+          return error("expected =\"...\" after label " + std::string(lname));
+        q += 2;
+        std::string lval;
+        while (q < close && line[q] != '"') {
+          if (line[q] == '\\' && q + 1 < close) {
+            const char e = line[q + 1];
+            lval.push_back(e == 'n' ? '\n' : e);
+            q += 2;
+          } else {
+            lval.push_back(line[q++]);
+          }
+        }
+        if (q >= close) return error("unterminated label value");
+        ++q;
+        label_buf_.emplace_back(std::string(lname), std::move(lval));
+      }
+    }
+    label_views_.clear();
+    for (const auto& [k, v] : label_buf_) label_views_.emplace_back(k, v);
+    handle = sink_.on_series(name, label_views_);
+    series_.emplace(std::string(key), handle);
+    ++(handle < 0 ? stats_.ignored_series : stats_.series);
+  }
+  if (handle < 0) {
+    ++stats_.ignored_samples;
+  } else {
+    ++stats_.samples;
+    sink_.on_sample(handle, t_ms, value);
+  }
+  return Status::ok();
+}
+
+Status parse_file(const std::string& path, OpenMetricsParser& parser) {
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) return io_error("cannot open " + path + ": " + std::strerror(errno));
+  constexpr size_t kBlock = 4 << 20;
+  std::unique_ptr<char[]> buf(new char[kBlock]);
+  while (true) {
+    const size_t n = std::fread(buf.get(), 1, kBlock, f.get());
+    if (n > 0) {
+      if (Status s = parser.feed({buf.get(), n}); !s) return s;
+    }
+    if (n < kBlock) {
+      if (std::ferror(f.get())) return io_error("cannot read " + path + ": " + std::strerror(errno));
+      break;
+    }
+  }
+  return parser.finish();
+}
+
+}  // namespace gpulens::diagnose

@@ -1,0 +1,59 @@
+// The rules of diagnosis, one function per cause, over a GPU's aligned
+// signals. Internal to the engine (engine.h documents the behaviour); kept
+// apart so that the rules read as a table of conditions.
+//
+// A rule answers per point of the GPU's timeline: 1 the condition holds,
+// 0 it does not, -1 unknown (a signal it needs has no recent value). The
+// engine turns those into findings. A rule whose signals are absent for the
+// whole window adds a NotAssessed entry saying which and why.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnose/engine.h"
+
+namespace gpulens::diagnose {
+
+using Aligned = std::vector<double>;  // one value per timeline point, NaN unknown
+
+struct EvidenceSpec {
+  std::string signal;
+  Aligned values;
+  double threshold;
+};
+
+struct RuleResult {
+  std::string_view cause;
+  std::string_view layer;
+  Severity severity = Severity::kWarning;
+  int64_t for_ms = 0;
+  std::vector<int8_t> holds;
+  std::vector<EvidenceSpec> evidence;
+  std::string action;
+};
+
+struct GpuContext {
+  const HostSignals& host;
+  const GpuSignals& gpu;
+  const Thresholds& th;
+  std::vector<int64_t> t = {};  // the GPU's timeline
+  int64_t step_ms = 0;
+  int64_t lookback_ms = 0;
+  int64_t span_ms = 0;
+  int64_t cutoff_ms = INT64_MAX;  // a peer failed here: only health rules after it
+  std::function<Aligned(const Series&)> align;
+  // SM active, else graphics engine active, else GPU util: "how busy".
+  const Series& busy_series() const;
+};
+
+std::vector<RuleResult> evaluate_rules(const GpuContext& ctx, std::vector<NotAssessed>& not_assessed,
+                                       std::vector<std::string>& notes);
+
+// When the GPU first had a fatal fault (fatal XID, lost, row-remap failure,
+// uncorrectable ECC); INT64_MAX when never.
+int64_t first_fatal_fault_ms(const GpuSignals& gpu);
+
+}  // namespace gpulens::diagnose

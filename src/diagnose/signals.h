@@ -1,0 +1,132 @@
+// Canonical signals: what diagnosis reads, whatever produced the data.
+//
+// Three naming worlds (gpulens, dcgm-exporter + node_exporter, serving
+// engines) are mapped (mapping.h) onto one small vocabulary of signals, each a
+// time series of (t_ms, value) in a fixed unit: ratios in 0..1, bytes per
+// second, watts, celsius, hertz. Counters arrive here already turned into
+// per-second rates. A signal nobody provided is an empty series: absent, never
+// zero, so that a rule can say "not assessed: no profiling fields".
+//
+//   const Series& sm = gpu.sig(GpuSig::kSmActive);
+//   if (sm.empty()) ...            // the source had no DCGM profiling fields
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpulens::diagnose {
+
+struct Point {
+  int64_t t_ms;
+  double v;
+};
+using Series = std::vector<Point>;  // sorted by time
+
+enum class GpuSig : uint8_t {
+  kGpuUtil,          // ratio: a kernel ran during the period (coarse)
+  kSmActive,         // ratio
+  kSmOccupancy,      // ratio
+  kGrActive,         // ratio: graphics/compute engine active
+  kTensorActive,     // ratio
+  kDramActive,       // ratio: memory bandwidth utilisation
+  kFbUsed,           // bytes
+  kFbFree,           // bytes
+  kFragmentation,    // ratio (in-process allocator)
+  kPcieRxBps,        // bytes/s host -> device
+  kPcieTxBps,        // bytes/s device -> host
+  kPcieRxUtil,       // ratio of the peak, when the source computed it
+  kPcieTxUtil,
+  kPciePeak,         // bytes/s per direction, calibrated or nominal
+  kLinkGen,
+  kLinkGenMax,
+  kLinkWidth,
+  kLinkWidthMax,
+  kNvlinkRxBps,
+  kNvlinkTxBps,
+  kNvlinkUtil,       // ratio
+  kTemperature,      // celsius
+  kPower,            // watts
+  kPowerLimit,       // watts
+  kSmClock,          // hertz
+  kSmClockMax,       // hertz
+  kThermalThrottle,  // 1 while a thermal clock-event reason holds
+  kPowerThrottle,    // 1 while a power-cap/brake reason holds
+  kXidRate,          // XID events per second (from counters)
+  kLastXid,          // code of the most recent XID (0: none)
+  kGpuUp,            // 1 answering, 0 lost
+  kEccUncorrectedRate,
+  kRowRemapFailure,
+  kCount
+};
+
+enum class HostSig : uint8_t {
+  kCpuTotal,      // cpu-seconds/s over all modes (= online CPUs); input to kCpuBusy
+  kCpuIdle,       // cpu-seconds/s idle
+  kCpuIowaitRaw,  // cpu-seconds/s iowait
+  kCpuBusy,       // ratio: 1 - (idle + iowait) / total  (derived)
+  kIowait,        // ratio: iowait / total                (derived)
+  kPsiCpu,        // ratio of time some task waited for a CPU
+  kPsiIo,         // ratio of time some task waited for IO
+  kDiskBusy,      // ratio, busiest disk
+  kNicRxBps,      // busiest Ethernet NIC
+  kNicTxBps,
+  kNicSpeed,      // bytes/s line rate of the fastest NIC
+  kIbRxBps,       // all InfiniBand/RoCE ports
+  kIbTxBps,
+  kLatencyP99,    // seconds (from a latency histogram)
+  kLatencyMean,   // seconds (Triton: duration / count)
+  kRequestsRunning,
+  kRequestsWaiting,
+  kCount
+};
+
+inline constexpr size_t kGpuSigCount = static_cast<size_t>(GpuSig::kCount);
+inline constexpr size_t kHostSigCount = static_cast<size_t>(HostSig::kCount);
+
+std::string_view signal_name(GpuSig s);
+std::string_view signal_name(HostSig s);
+
+struct GpuSignals {
+  std::string index;  // "0", "1", ... as labelled
+  std::string uuid;
+  std::string model;
+  std::array<Series, kGpuSigCount> sigs;
+  Series& sig(GpuSig s) { return sigs[static_cast<size_t>(s)]; }
+  const Series& sig(GpuSig s) const { return sigs[static_cast<size_t>(s)]; }
+};
+
+struct HostSignals {
+  std::string name;
+  std::vector<GpuSignals> gpus;  // ordered by index
+  std::array<Series, kHostSigCount> sigs;
+  Series& sig(HostSig s) { return sigs[static_cast<size_t>(s)]; }
+  const Series& sig(HostSig s) const { return sigs[static_cast<size_t>(s)]; }
+};
+
+struct SignalSet {
+  std::vector<HostSignals> hosts;  // ordered by name
+  int64_t from_ms = 0;             // the window the data covers
+  int64_t to_ms = 0;
+};
+
+// --- series helpers -------------------------------------------------------
+
+// Per-second rate of a counter: one point per consecutive pair, at the later
+// time. A decrease (counter reset) or a gap longer than `max_gap_ms` yields
+// no point for that interval, so neither is mistaken for a burst or a lull.
+Series counter_rate(const Series& counter, int64_t max_gap_ms);
+
+// Sorted-merge of several series with `op` on equal timestamps ("sum" or
+// "max"): combines disks, NICs, CPU modes.
+enum class Combine : uint8_t { kSum, kMax };
+Series combine(const std::vector<const Series*>& parts, Combine op);
+
+// Median interval between points (0 for fewer than two points).
+int64_t median_step_ms(const Series& s);
+
+}  // namespace gpulens::diagnose
