@@ -244,8 +244,13 @@ Result<HttpResponse> HttpClient::request(std::string_view method, std::string_vi
   std::string req;
   req.reserve(256 + body.size());
   req.append(method).append(" ").append(u.target).append(" HTTP/1.1\r\nHost: ").append(u.authority);
-  req.append("\r\nConnection: close\r\nUser-Agent: gpulens\r\n");
-  for (const auto& [k, v] : headers) req.append(k).append(": ").append(v).append("\r\n");
+  req.append("\r\nConnection: close\r\n");
+  bool own_agent = false;
+  for (const auto& [k, v] : headers) {
+    req.append(k).append(": ").append(v).append("\r\n");
+    own_agent |= lower(k) == "user-agent";
+  }
+  if (!own_agent) req.append("User-Agent: gpulens\r\n");
   if (method == "POST" || !body.empty()) req.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");
   req.append("\r\n");
   // Small bodies go in one segment with the head; large ones avoid a copy.

@@ -4,6 +4,7 @@
 // Plain http:// only; one request per connection (Connection: close); every
 // step bounded by `timeout_ms`, so a dead or hung server costs at most the
 // timeout, never a hang. Response bodies above `max_body_bytes` are an error.
+// Requests carry `User-Agent: gpulens` unless the caller passes its own.
 //
 //   HttpClient client({.timeout_ms = 5000});
 //   Result<HttpResponse> r = client.get("http://127.0.0.1:9090/api/v1/query?query=up");

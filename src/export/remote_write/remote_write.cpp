@@ -1,0 +1,278 @@
+// The remote_write queue, its sender thread and the HTTP sender.
+#include "export/remote_write/remote_write.h"
+
+#include <snappy.h>
+
+#include <algorithm>
+#include <chrono>
+#include <regex>
+
+#include "export/remote_write/labels.h"
+#include "export/remote_write/prompb.h"
+#include "util/http_client.h"
+
+namespace gpulens {
+namespace {
+
+int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class HttpSender final : public RemoteSender {
+ public:
+  explicit HttpSender(const RemoteWriteOptions& o)
+      : url_(o.url), client_({.timeout_ms = o.timeout_ms, .max_body_bytes = 1u << 20}) {}
+
+  SendResult send(const std::string& body) override {
+    static const std::vector<std::pair<std::string, std::string>> kHeaders = {
+        {"Content-Encoding", "snappy"},
+        {"Content-Type", "application/x-protobuf"},
+        {"User-Agent", "gpulens/" GPULENS_VERSION},
+        {"X-Prometheus-Remote-Write-Version", "0.1.0"},
+    };
+    Result<HttpResponse> r = client_.post(url_, body, kHeaders);
+    if (!r) return {SendResult::Outcome::kRetry, r.status().message()};
+    if (r->status / 100 == 2) return {SendResult::Outcome::kOk, {}};
+    std::string error = "HTTP " + std::to_string(r->status) + " from " + url_;
+    if (!r->body.empty()) error += ": " + r->body.substr(0, 300);
+    while (!error.empty() && (error.back() == '\n' || error.back() == '\r')) error.pop_back();
+    // The spec: retry 5xx, may retry 429, never retry another 4xx.
+    bool retry = r->status / 100 == 5 || r->status == 429;
+    return {retry ? SendResult::Outcome::kRetry : SendResult::Outcome::kReject, std::move(error)};
+  }
+
+ private:
+  std::string url_;
+  HttpClient client_;
+};
+
+}  // namespace
+
+std::unique_ptr<RemoteSender> make_http_sender(const RemoteWriteOptions& options) {
+  return std::make_unique<HttpSender>(options);
+}
+
+RemoteWriter::RemoteWriter(RemoteWriteOptions options, const SeriesRegistry& registry, const LiveStore& live,
+                           std::unique_ptr<RemoteSender> sender)
+    : options_(std::move(options)), registry_(registry), live_(live), sender_(std::move(sender)) {
+  if (!sender_) sender_ = make_http_sender(options_);
+  stats_.capacity = options_.queue_max_samples;
+}
+
+RemoteWriter::~RemoteWriter() { stop(); }
+
+Status RemoteWriter::check_options() const {
+  const auto& o = options_;
+  if (!o.url.starts_with("http://")) {
+    return invalid_argument("remote_write URL \"" + o.url + "\" must start with http://");
+  }
+  if (o.max_samples_per_send == 0 || o.queue_max_samples < o.max_samples_per_send) {
+    return invalid_argument("remote_write queue of " + std::to_string(o.queue_max_samples) +
+                            " samples must hold at least one batch of " +
+                            std::to_string(o.max_samples_per_send) + " (max samples per send, at least 1)");
+  }
+  if (o.timeout_ms <= 0 || o.min_backoff_ms <= 0 || o.max_backoff_ms < o.min_backoff_ms || o.interval_ms < 0) {
+    return invalid_argument("remote_write timeout and backoff must be positive, max backoff >= min backoff");
+  }
+  static const std::regex kName("[a-zA-Z_][a-zA-Z0-9_]*");
+  for (const auto& [k, v] : o.external_labels) {
+    if (!std::regex_match(k, kName) || k.starts_with("__")) {
+      return invalid_argument("remote_write external label name \"" + k + "\" is not a valid label name");
+    }
+  }
+  return Status::ok();
+}
+
+Status RemoteWriter::start() {
+  if (Status s = check_options(); !s.is_ok()) return s;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = false;
+  }
+  sender_thread_ = std::thread([this] { sender_loop(); });
+  if (options_.interval_ms > 0) ticker_thread_ = std::thread([this] { ticker_loop(); });
+  return Status::ok();
+}
+
+void RemoteWriter::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (ticker_thread_.joinable()) ticker_thread_.join();
+  if (sender_thread_.joinable()) sender_thread_.join();
+}
+
+void RemoteWriter::enqueue_snapshot(int64_t now_ms) {
+  // Lock order: registry, live store, then our queue.
+  std::lock_guard reg_lock(registry_.mutex());
+  std::lock_guard live_lock(live_.mutex());
+  std::lock_guard lock(mu_);
+  const size_t n = registry_.count();
+  if (labels_.size() < n) {
+    labels_.resize(n);
+    labels_built_.resize(n, 0);
+    last_ts_.resize(n, INT64_MIN);
+    was_present_.resize(n, 0);
+  }
+  auto push = [&](Entry e) {
+    while (queue_.size() + inflight_.size() >= options_.queue_max_samples && !queue_.empty()) {
+      queue_.pop_front();
+      ++stats_.dropped;
+    }
+    queue_.push_back(e);
+  };
+  for (uint32_t slot = 0; slot < n; ++slot) {
+    if (!labels_built_[slot]) {
+      labels_built_[slot] = 1;
+      const Series& s = registry_.series(slot);
+      if (field(s.field).native) {
+        Result<prompb::LabelPairs> l = remote_labels(s, options_.external_labels);
+        if (l) {
+          labels_[slot] = prompb::encode_labels(*l);
+        } else {
+          stats_.last_error = l.status().message();
+        }
+      }
+    }
+    if (labels_[slot].empty()) continue;
+    if (live_.present(slot)) {
+      int64_t ts = live_.time_ms(slot);
+      if (ts > last_ts_[slot]) {
+        push({slot, live_.value(slot), ts});
+        last_ts_[slot] = ts;
+      }
+      was_present_[slot] = 1;
+    } else if (was_present_[slot]) {
+      was_present_[slot] = 0;
+      if (now_ms > last_ts_[slot]) {
+        push({slot, prompb::stale_nan(), now_ms});
+        last_ts_[slot] = now_ms;
+      }
+    }
+  }
+  cv_.notify_all();
+}
+
+SendResult RemoteWriter::send_once() {
+  std::vector<const std::string*> labels;
+  {
+    std::lock_guard lock(mu_);
+    if (inflight_.empty()) {
+      if (queue_.empty()) return {SendResult::Outcome::kOk, {}};
+      size_t k = std::min(queue_.size(), options_.max_samples_per_send);
+      inflight_.assign(queue_.begin(), queue_.begin() + static_cast<ptrdiff_t>(k));
+      queue_.erase(queue_.begin(), queue_.begin() + static_cast<ptrdiff_t>(k));
+      inflight_body_.clear();
+      // Same-series samples together, each series' samples in time order
+      // (the queue is in time order per series, and the sort is stable).
+      std::stable_sort(inflight_.begin(), inflight_.end(),
+                       [](const Entry& a, const Entry& b) { return a.slot < b.slot; });
+      // Deque elements do not move when it grows, so the pointers outlive the lock.
+      for (const Entry& e : inflight_) labels.push_back(&labels_[e.slot]);
+    }
+  }
+  if (inflight_body_.empty()) {
+    std::string raw;
+    std::vector<prompb::Sample> samples;
+    for (size_t i = 0; i < inflight_.size();) {
+      size_t j = i;
+      samples.clear();
+      for (; j < inflight_.size() && inflight_[j].slot == inflight_[i].slot; ++j) {
+        samples.push_back({inflight_[j].value, inflight_[j].timestamp_ms});
+      }
+      prompb::append_timeseries(raw, *labels[i], samples);
+      i = j;
+    }
+    snappy::Compress(raw.data(), raw.size(), &inflight_body_);
+  }
+
+  SendResult r = sender_->send(inflight_body_);
+  std::lock_guard lock(mu_);
+  ++stats_.requests;
+  switch (r.outcome) {
+    case SendResult::Outcome::kOk:
+      stats_.sent += inflight_.size();
+      stats_.last_success_ms = unix_ms();
+      break;
+    case SendResult::Outcome::kRetry:
+      ++stats_.retries;
+      stats_.last_error = r.error;
+      return r;
+    case SendResult::Outcome::kReject:
+      stats_.failed += inflight_.size();
+      stats_.last_error = r.error;
+      break;
+  }
+  inflight_.clear();
+  inflight_body_.clear();
+  return r;
+}
+
+void RemoteWriter::sender_loop() {
+  Backoff backoff(options_.min_backoff_ms, options_.max_backoff_ms);
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || !inflight_.empty(); });
+    if (stopping_) break;
+    lock.unlock();
+    SendResult r = send_once();
+    lock.lock();
+    if (r.outcome == SendResult::Outcome::kRetry) {
+      cv_.wait_for(lock, std::chrono::milliseconds(backoff.next()), [&] { return stopping_; });
+    } else {
+      backoff.reset();
+    }
+  }
+  // Stopping: keep sending for a bounded time while the receiver answers.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.flush_timeout_ms);
+  backoff.reset();
+  while (!(queue_.empty() && inflight_.empty()) && std::chrono::steady_clock::now() < deadline) {
+    lock.unlock();
+    SendResult r = send_once();
+    if (r.outcome == SendResult::Outcome::kRetry) {
+      auto left = deadline - std::chrono::steady_clock::now();
+      std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
+          left, std::chrono::milliseconds(backoff.next())));
+    }
+    lock.lock();
+  }
+}
+
+void RemoteWriter::ticker_loop() {
+  auto period = std::chrono::milliseconds(options_.interval_ms);
+  auto next = std::chrono::steady_clock::now() + period;
+  std::unique_lock lock(mu_);
+  while (!cv_.wait_until(lock, next, [&] { return stopping_; })) {
+    lock.unlock();
+    enqueue_snapshot(unix_ms());
+    lock.lock();
+    next += period;
+    if (next < std::chrono::steady_clock::now()) next = std::chrono::steady_clock::now() + period;
+  }
+}
+
+RemoteWriteStats RemoteWriter::stats() const {
+  std::lock_guard lock(mu_);
+  RemoteWriteStats s = stats_;
+  s.queued = queue_.size() + inflight_.size();
+  return s;
+}
+
+void RemoteWriter::fill(Frame& frame) const {
+  RemoteWriteStats s = stats();
+  frame.set_node(FieldId::kAgentRemoteWriteSamples, "result=\"sent\"", static_cast<double>(s.sent));
+  frame.set_node(FieldId::kAgentRemoteWriteSamples, "result=\"failed\"", static_cast<double>(s.failed));
+  frame.set_node(FieldId::kAgentRemoteWriteSamples, "result=\"dropped\"", static_cast<double>(s.dropped));
+  frame.set_node(FieldId::kAgentRemoteWriteQueueSamples, static_cast<double>(s.queued));
+  frame.set_node(FieldId::kAgentRemoteWriteQueueCapacity, static_cast<double>(s.capacity));
+  frame.set_node(FieldId::kAgentRemoteWriteRetries, static_cast<double>(s.retries));
+  if (s.last_success_ms > 0) {
+    frame.set_node(FieldId::kAgentRemoteWriteLastSuccess, static_cast<double>(s.last_success_ms) / 1000.0);
+  }
+}
+
+}  // namespace gpulens

@@ -1,0 +1,272 @@
+// The remote_write queue: what a snapshot queues, retries, bounds, stale
+// markers and self-metrics, against a fake sender that decodes each request.
+#include "export/remote_write/remote_write.h"
+
+#include <snappy.h>
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "export/remote_write/prompb.h"
+
+namespace gpulens {
+namespace {
+
+using Outcome = SendResult::Outcome;
+
+// Decodes every request; answers from a script, then kOk.
+class FakeSender : public RemoteSender {
+ public:
+  struct Shared {
+    std::mutex mu;
+    std::vector<std::string> bodies;                 // raw bodies, as sent
+    std::vector<prompb::TimeSeries> accepted;        // decoded, of accepted requests
+    std::vector<Outcome> script;                     // answers to give first
+  };
+  explicit FakeSender(std::shared_ptr<Shared> s) : s_(std::move(s)) {}
+
+  SendResult send(const std::string& body) override {
+    std::lock_guard lock(s_->mu);
+    s_->bodies.push_back(body);
+    Outcome o = Outcome::kOk;
+    if (!s_->script.empty()) {
+      o = s_->script.front();
+      s_->script.erase(s_->script.begin());
+    }
+    if (o != Outcome::kOk) return {o, o == Outcome::kRetry ? "HTTP 503" : "HTTP 400"};
+    std::string raw;
+    EXPECT_TRUE(snappy::Uncompress(body.data(), body.size(), &raw));
+    auto ts = prompb::decode_write_request(raw);
+    EXPECT_TRUE(ts.ok()) << ts.status().message();
+    for (auto& t : *ts) s_->accepted.push_back(std::move(t));
+    return {Outcome::kOk, {}};
+  }
+
+ private:
+  std::shared_ptr<Shared> s_;
+};
+
+// A registry and live store with one source publishing gauges.
+struct Fixture {
+  SeriesRegistry reg;
+  LiveStore live;
+  int source = live.add_source("sim", true);
+  std::shared_ptr<FakeSender::Shared> shared = std::make_shared<FakeSender::Shared>();
+
+  // Publishes `n` series gpu_power_watts{gpu=i} = base + i at time t.
+  void publish(int n, int64_t t, double base) {
+    Frame f(reg);
+    f.clear(t);
+    for (int i = 0; i < n; ++i) f.set(FieldId::kGpuPower, i, base + i);
+    live.publish(source, f);
+  }
+  std::unique_ptr<RemoteWriter> writer(RemoteWriteOptions o) {
+    if (o.url.empty()) o.url = "http://127.0.0.1:1/api/v1/write";
+    return std::make_unique<RemoteWriter>(o, reg, live, std::make_unique<FakeSender>(shared));
+  }
+  // Samples received per "gpu" label value.
+  std::map<std::string, std::vector<prompb::Sample>> received() {
+    std::lock_guard lock(shared->mu);
+    std::map<std::string, std::vector<prompb::Sample>> out;
+    for (const auto& ts : shared->accepted) {
+      std::string gpu;
+      for (const auto& [k, v] : ts.labels) {
+        if (k == "gpu") gpu = v;
+      }
+      auto& v = out[gpu];
+      v.insert(v.end(), ts.samples.begin(), ts.samples.end());
+    }
+    return out;
+  }
+};
+
+TEST(RemoteWriter, SnapshotSendsEverySeriesWithLabels) {
+  Fixture fx;
+  fx.publish(3, 1000, 100);
+  auto w = fx.writer({.external_labels = {{"instance", "node7"}}});
+  w->enqueue_snapshot(1000);
+  EXPECT_EQ(w->stats().queued, 3u);
+  EXPECT_EQ(w->send_once().outcome, Outcome::kOk);
+
+  ASSERT_EQ(fx.shared->accepted.size(), 3u);
+  EXPECT_EQ(fx.shared->accepted[2].labels,
+            (prompb::LabelPairs{{"__name__", "gpu_power_watts"}, {"gpu", "2"}, {"instance", "node7"}}));
+  auto got = fx.received();
+  EXPECT_EQ(got["1"][0].value, 101);
+  EXPECT_EQ(got["1"][0].timestamp_ms, 1000);
+  RemoteWriteStats s = w->stats();
+  EXPECT_EQ(s.sent, 3u);
+  EXPECT_EQ(s.queued, 0u);
+  EXPECT_EQ(s.requests, 1u);
+  EXPECT_GT(s.last_success_ms, 0);
+}
+
+TEST(RemoteWriter, OnlyNewerValuesAreQueued) {
+  Fixture fx;
+  auto w = fx.writer({});
+  fx.publish(2, 1000, 0);
+  w->enqueue_snapshot(1000);
+  w->enqueue_snapshot(1500);  // nothing new published
+  EXPECT_EQ(w->stats().queued, 2u);
+  fx.publish(2, 2000, 10);
+  w->enqueue_snapshot(2000);
+  EXPECT_EQ(w->stats().queued, 4u);
+}
+
+TEST(RemoteWriter, BatchesGroupSamplesBySeriesInTimeOrder) {
+  Fixture fx;
+  auto w = fx.writer({.max_samples_per_send = 4});
+  for (int k = 0; k < 3; ++k) {
+    fx.publish(2, 1000 * (k + 1), 10 * k);
+    w->enqueue_snapshot(1000 * (k + 1));
+  }
+  // 6 samples: a batch of 4 (two series, two samples each), then 2.
+  EXPECT_EQ(w->send_once().outcome, Outcome::kOk);
+  ASSERT_EQ(fx.shared->accepted.size(), 2u);
+  EXPECT_EQ(fx.shared->accepted[0].samples.size(), 2u);
+  EXPECT_EQ(w->send_once().outcome, Outcome::kOk);
+  auto got = fx.received();
+  ASSERT_EQ(got["0"].size(), 3u);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(got["0"][k].timestamp_ms, 1000 * (k + 1));
+    EXPECT_EQ(got["1"][k].value, 10 * k + 1);
+  }
+}
+
+TEST(RemoteWriter, RetryResendsTheSameBatchUntilAccepted) {
+  Fixture fx;
+  fx.shared->script = {Outcome::kRetry, Outcome::kRetry};
+  auto w = fx.writer({});
+  fx.publish(5, 1000, 0);
+  w->enqueue_snapshot(1000);
+  EXPECT_EQ(w->send_once().outcome, Outcome::kRetry);
+  fx.publish(5, 2000, 0);
+  w->enqueue_snapshot(2000);  // queued behind the batch in flight
+  EXPECT_EQ(w->stats().queued, 10u);
+  EXPECT_EQ(w->send_once().outcome, Outcome::kRetry);
+  EXPECT_EQ(w->send_once().outcome, Outcome::kOk);
+  EXPECT_EQ(w->send_once().outcome, Outcome::kOk);
+  ASSERT_EQ(fx.shared->bodies.size(), 4u);
+  EXPECT_EQ(fx.shared->bodies[0], fx.shared->bodies[2]);  // byte-identical retry
+  RemoteWriteStats s = w->stats();
+  EXPECT_EQ(s.sent, 10u);
+  EXPECT_EQ(s.retries, 2u);
+  EXPECT_EQ(s.requests, 4u);
+  EXPECT_EQ(s.last_error, "HTTP 503");
+  EXPECT_EQ(fx.received()["4"].size(), 2u);
+}
+
+TEST(RemoteWriter, RejectedBatchIsCountedAsFailedAndNotRetried) {
+  Fixture fx;
+  fx.shared->script = {Outcome::kReject};
+  auto w = fx.writer({});
+  fx.publish(3, 1000, 0);
+  w->enqueue_snapshot(1000);
+  EXPECT_EQ(w->send_once().outcome, Outcome::kReject);
+  EXPECT_EQ(w->send_once().outcome, Outcome::kOk);  // nothing left
+  RemoteWriteStats s = w->stats();
+  EXPECT_EQ(s.failed, 3u);
+  EXPECT_EQ(s.sent, 0u);
+  EXPECT_EQ(s.queued, 0u);
+  EXPECT_EQ(fx.shared->bodies.size(), 1u);
+}
+
+TEST(RemoteWriter, FullQueueDropsTheOldest) {
+  Fixture fx;
+  auto w = fx.writer({.queue_max_samples = 10, .max_samples_per_send = 5});
+  for (int k = 0; k < 3; ++k) {  // 18 samples into 10 places
+    fx.publish(6, 1000 * (k + 1), 0);
+    w->enqueue_snapshot(1000 * (k + 1));
+  }
+  RemoteWriteStats s = w->stats();
+  EXPECT_EQ(s.queued, 10u);
+  EXPECT_EQ(s.dropped, 8u);
+  while (w->stats().queued > 0) ASSERT_EQ(w->send_once().outcome, Outcome::kOk);
+  auto got = fx.received();
+  // The newest 10: gpus 2..5 at t=2000, all six at t=3000.
+  EXPECT_EQ(got["0"].size(), 1u);
+  EXPECT_EQ(got["0"][0].timestamp_ms, 3000);
+  EXPECT_EQ(got["5"].size(), 2u);
+  EXPECT_EQ(w->stats().sent, 10u);
+}
+
+TEST(RemoteWriter, VanishedSeriesGetsAStaleMarker) {
+  Fixture fx;
+  auto w = fx.writer({});
+  fx.publish(2, 1000, 0);
+  w->enqueue_snapshot(1000);
+  fx.publish(1, 2000, 0);  // gpu 1 no longer reported
+  w->enqueue_snapshot(2100);
+  w->enqueue_snapshot(3000);  // only once
+  while (w->stats().queued > 0) ASSERT_EQ(w->send_once().outcome, Outcome::kOk);
+  auto got = fx.received();
+  ASSERT_EQ(got["1"].size(), 2u);
+  EXPECT_TRUE(prompb::is_stale_nan(got["1"][1].value));
+  EXPECT_EQ(got["1"][1].timestamp_ms, 2100);
+  EXPECT_EQ(got["0"].size(), 2u);
+}
+
+TEST(RemoteWriter, SenderThreadBacksOffAndLosesNothing) {
+  Fixture fx;
+  fx.shared->script = {Outcome::kRetry, Outcome::kRetry, Outcome::kRetry};
+  auto w = fx.writer({.interval_ms = 0, .max_samples_per_send = 3, .min_backoff_ms = 1, .max_backoff_ms = 4});
+  ASSERT_TRUE(w->start().is_ok());
+  for (int k = 0; k < 20; ++k) {
+    fx.publish(4, 1000 * (k + 1), k);
+    w->enqueue_snapshot(1000 * (k + 1));
+  }
+  w->stop();
+  RemoteWriteStats s = w->stats();
+  EXPECT_EQ(s.sent, 80u);
+  EXPECT_EQ(s.retries, 3u);
+  auto got = fx.received();
+  for (int g = 0; g < 4; ++g) {
+    ASSERT_EQ(got[std::to_string(g)].size(), 20u) << g;
+    for (int k = 0; k < 20; ++k) EXPECT_EQ(got[std::to_string(g)][k].value, k + g);
+  }
+}
+
+TEST(RemoteWriter, SelfMetrics) {
+  Fixture fx;
+  auto w = fx.writer({.queue_max_samples = 4, .max_samples_per_send = 2});
+  fx.publish(6, 1000, 0);
+  w->enqueue_snapshot(1000);
+  Frame f(fx.reg);
+  f.clear(2000);
+  w->fill(f);
+  std::map<std::string, double> values;
+  for (const auto& v : f.values()) {
+    const Series& s = fx.reg.series(v.slot);
+    values[std::string(field(s.field).name) + "{" + s.labels + "}"] = v.value;
+  }
+  EXPECT_EQ(values["gpulens_remote_write_samples_total{result=\"dropped\"}"], 2);
+  EXPECT_EQ(values["gpulens_remote_write_samples_total{result=\"sent\"}"], 0);
+  EXPECT_EQ(values["gpulens_remote_write_queue_samples{}"], 4);
+  EXPECT_EQ(values["gpulens_remote_write_queue_capacity_samples{}"], 4);
+  EXPECT_EQ(values.count("gpulens_remote_write_last_success_timestamp_seconds{}"), 0u);  // never yet
+}
+
+TEST(RemoteWriter, StartRejectsBadOptions) {
+  Fixture fx;
+  Status s = fx.writer({.url = "https://vm/api/v1/write"})->start();
+  EXPECT_EQ(s.message(), "remote_write URL \"https://vm/api/v1/write\" must start with http://");
+  s = fx.writer({.queue_max_samples = 10, .max_samples_per_send = 100})->start();
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  s = fx.writer({.external_labels = {{"__bad", "x"}}})->start();
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+}
+
+TEST(Backoff, DoublesUpToTheCapAndResets) {
+  Backoff b(50, 300);
+  EXPECT_EQ(b.next(), 50);
+  EXPECT_EQ(b.next(), 100);
+  EXPECT_EQ(b.next(), 200);
+  EXPECT_EQ(b.next(), 300);
+  EXPECT_EQ(b.next(), 300);
+  b.reset();
+  EXPECT_EQ(b.next(), 50);
+}
+
+}  // namespace
+}  // namespace gpulens
