@@ -1,0 +1,126 @@
+// Replay parsing: good input, malformed lines, truncation, unknown names,
+// counter resets and gaps, DCGM units.
+#include "diagnose/openmetrics_parser.h"
+
+#include <gtest/gtest.h>
+
+#include "diagnose/replay_input.h"
+
+namespace gpulens::diagnose {
+namespace {
+
+constexpr std::string_view kGood =
+    "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+    "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA H100\",Hostname=\"n1\"} 50 100\n"
+    "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA H100\",Hostname=\"n1\"} 75 115.5\n"
+    "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-a\",Hostname=\"n1\"} 1024 100\n"
+    "some_unknown_metric{a=\"x\"} 3 100\n"
+    "some_unknown_metric{a=\"x\"} 4 115\n"
+    "# EOF\n";
+
+TEST(Replay, MapsDcgmUnitsAndCountsUnknownNames) {
+  ReplayInfo info;
+  Result<SignalSet> set = load_replay_text(kGood, "rec.om", info);
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_TRUE(info.stats.saw_eof);
+  EXPECT_EQ(info.stats.samples, 3u);
+  EXPECT_EQ(info.stats.ignored_series, 1u);
+  EXPECT_EQ(info.stats.ignored_samples, 2u);
+  ASSERT_EQ(set->hosts.size(), 1u);
+  EXPECT_EQ(set->hosts[0].name, "n1");
+  const GpuSignals& g = set->hosts[0].gpus.at(0);
+  EXPECT_EQ(g.uuid, "GPU-a");
+  EXPECT_EQ(g.model, "NVIDIA H100");
+  ASSERT_EQ(g.sig(GpuSig::kGpuUtil).size(), 2u);
+  EXPECT_DOUBLE_EQ(g.sig(GpuSig::kGpuUtil)[1].v, 0.75);      // percent -> ratio
+  EXPECT_EQ(g.sig(GpuSig::kGpuUtil)[1].t_ms, 115500);         // seconds -> ms
+  EXPECT_DOUBLE_EQ(g.sig(GpuSig::kFbUsed)[0].v, 1024.0 * 1024 * 1024);  // MiB -> bytes
+}
+
+struct Bad {
+  std::string_view text;
+  std::string_view message;
+};
+
+class Malformed : public ::testing::TestWithParam<Bad> {};
+
+TEST_P(Malformed, NamesFileLineAndProblem) {
+  ReplayInfo info;
+  Result<SignalSet> set = load_replay_text(GetParam().text, "bad.om", info);
+  ASSERT_FALSE(set.ok());
+  EXPECT_NE(set.status().message().find(GetParam().message), std::string::npos) << set.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lines, Malformed,
+    ::testing::Values(Bad{"gpu_up{gpu=\"0\"} 1\n# EOF\n", "bad.om:1: sample has no timestamp"},
+                      Bad{"gpu_up{gpu=\"0\"} 1 100\ngpu_up{gpu=\"0\" 1 100\n# EOF\n", "bad.om:2: unterminated label set"},
+                      Bad{"gpu_up{gpu=\"0\"} one 100\n# EOF\n", "bad.om:1: bad value \"one\""},
+                      Bad{"gpu_up{gpu=\"0\"} 1 1e\n# EOF\n", "bad.om:1: bad timestamp"},
+                      Bad{"9gpu 1 100\n# EOF\n", "bad.om:1: expected a metric name"},
+                      Bad{"gpu_up{gpu=0} 1 100\n# EOF\n", "bad.om:1: expected =\"...\" after label gpu"},
+                      Bad{"gpu_up{gpu=\"0\"} 1 100\n# EOF\ngpu_up{gpu=\"0\"} 1 101\n", "bad.om:3: content after"},
+                      Bad{"unknown_only 1 100\n# EOF\n", "no samples of any metric diagnosis knows"}));
+
+TEST(Replay, TruncatedFileWarnsAndUsesWhatWasRead) {
+  const std::string text =
+      "gpu_utilization_ratio{gpu=\"0\"} 0.5 100\n"
+      "gpu_utilization_ratio{gpu=\"0\"} 0.6 101\n"
+      "gpu_utilization_ratio{gpu=\"0\"} 0.";  // cut mid-line, no # EOF
+  ReplayInfo info;
+  Result<SignalSet> set = load_replay_text(text, "cut.om", info);
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_FALSE(info.stats.saw_eof);
+  ASSERT_EQ(info.stats.warnings.size(), 2u);
+  EXPECT_NE(info.stats.warnings[0].find("cut.om:3: last line cut short"), std::string::npos);
+  EXPECT_NE(info.stats.warnings[1].find("no \"# EOF\""), std::string::npos);
+  EXPECT_EQ(set->hosts[0].gpus[0].sig(GpuSig::kGpuUtil).size(), 2u);
+}
+
+TEST(Replay, CountersResetAndGapsYieldNoFalseRates) {
+  // PCIe RX counter: 1 GB/s, reset at t=3, a 10-minute gap at t=5.
+  std::string text;
+  const double vals[] = {0, 1e9, 2e9, 0.5e9, 1.5e9, 2.5e9, 602.5e9, 603.5e9};
+  const int times[] = {0, 1, 2, 3, 4, 5, 605, 606};
+  for (int i = 0; i < 8; ++i) {
+    text += "gpu_pcie_rx_bytes_total{gpu=\"0\"} " + std::to_string(vals[i]) + " " + std::to_string(1000 + times[i]) + "\n";
+  }
+  text += "# EOF\n";
+  ReplayInfo info;
+  Result<SignalSet> set = load_replay_text(text, "c.om", info);
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  const Series& rx = set->hosts[0].gpus[0].sig(GpuSig::kPcieRxBps);
+  ASSERT_EQ(rx.size(), 5u);  // 8 points - first - reset - gap
+  for (const Point& p : rx) EXPECT_DOUBLE_EQ(p.v, 1e9) << p.t_ms;
+}
+
+TEST(Replay, ChunkBoundariesDoNotMatter) {
+  struct Count : MetricSink {
+    int64_t on_series(std::string_view, LabelSpan labels) override {
+      last_labels = labels.size();
+      return series++;
+    }
+    void on_sample(int64_t, int64_t, double) override { ++samples; }
+    int64_t series = 0, samples = 0;
+    size_t last_labels = 0;
+  } sink;
+  OpenMetricsParser p("x", sink);
+  const std::string text(kGood);
+  for (char c : text) ASSERT_TRUE(p.feed(std::string_view(&c, 1)).is_ok());
+  ASSERT_TRUE(p.finish().is_ok());
+  EXPECT_EQ(sink.series, 3);
+  EXPECT_EQ(sink.samples, 5);
+  EXPECT_TRUE(p.stats().saw_eof);
+}
+
+TEST(Replay, LabelValuesWithBracesQuotesAndMillisecondTimestamps) {
+  const std::string text =
+      "gpu_utilization_ratio{gpu=\"0\",note=\"a}b \\\"q\\\"\"} 0.5 1764410400000\n# EOF\n";
+  ReplayInfo info;
+  Result<SignalSet> set = load_replay_text(text, "x", info);
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_EQ(set->hosts[0].gpus[0].sig(GpuSig::kGpuUtil)[0].t_ms, 1764410400000);
+}
+
+}  // namespace
+}  // namespace gpulens::diagnose
