@@ -256,6 +256,9 @@ class Parser {
       case simdjson::TAPE_ERROR:
         what = "truncated or malformed JSON (an array or object is not closed)";
         break;
+      case simdjson::UNCLOSED_STRING:
+        what = "truncated or malformed JSON (a string is not closed)";
+        break;
       case simdjson::EMPTY:
         what = "no JSON document (empty or only whitespace)";
         break;
