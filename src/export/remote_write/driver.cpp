@@ -106,8 +106,8 @@ int main(int argc, char** argv) {
     frame.clear(ts);
     for (int i = 0; i < series; ++i) frame.set(FieldId::kGpuPower, i, i * 1000.0 + k);
     live.publish(source, frame);
+    producer_cpu += thread_cpu_seconds() - c0;  // the synthetic source; the snapshot is the writer's
     writer.enqueue_snapshot(ts);
-    producer_cpu += thread_cpu_seconds() - c0;
   }
   writer.stop();
   double wall = std::chrono::duration<double>(Clock::now() - t0).count();
