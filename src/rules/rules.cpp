@@ -126,11 +126,12 @@ std::vector<Rule> recording_rules(const RuleOptions& o, const Vocabulary& v) {
 
 // The nominal per-direction PCIe peak of a dcgm-exporter GPU, from the link's
 // current width and generation (gen 3 and later: 0.9846 GB/s per lane,
-// doubling each generation), unless the user gave a measured one.
+// doubling each generation), unless the user gave a measured one. group_left
+// keeps every label of the left side (plain on () would keep only these).
 std::string dcgm_pcie_peak(const RuleOptions& o) {
   double peak = o.number("pcie_saturation.peak_bytes_per_second");
   if (peak > 0) return promql_number(peak);
-  return "on (instance, gpu, UUID) (DCGM_FI_DEV_PCIE_LINK_WIDTH * 0.9846e9 * 2 ^ (DCGM_FI_DEV_PCIE_LINK_GEN - 3))";
+  return "on (instance, gpu, UUID) group_left () (DCGM_FI_DEV_PCIE_LINK_WIDTH * 0.9846e9 * 2 ^ (DCGM_FI_DEV_PCIE_LINK_GEN - 3))";
 }
 
 std::vector<Rule> alerting_rules(const RuleOptions& o, const Vocabulary& v) {
@@ -238,8 +239,8 @@ std::vector<Rule> alerting_rules(const RuleOptions& o, const Vocabulary& v) {
   const int64_t link_for = o.duration_ms("pcie_link_degraded.for");
   std::string link_expr;
   if (v.dcgm) {
-    link_expr = "(\n  DCGM_FI_DEV_PCIE_LINK_GEN / on (instance, gpu, UUID) DCGM_FI_DEV_PCIE_MAX_LINK_GEN < 1\n"
-                "  or\n  DCGM_FI_DEV_PCIE_LINK_WIDTH / on (instance, gpu, UUID) DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH < 1\n)\n"
+    link_expr = "(\n  DCGM_FI_DEV_PCIE_LINK_GEN / on (instance, gpu, UUID) group_left DCGM_FI_DEV_PCIE_MAX_LINK_GEN < 1\n"
+                "  or\n  DCGM_FI_DEV_PCIE_LINK_WIDTH / on (instance, gpu, UUID) group_left DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH < 1\n)\n"
                 "and on (instance, gpu, UUID)\nDCGM_FI_DEV_GPU_UTIL > " +
                 promql_number(busy * 100);
   } else {
