@@ -4,6 +4,7 @@
 #include <array>
 
 #include "sources/host.h"
+#include "sources/nvml/nvml_source.h"
 #include "sources/sim/sim_source.h"
 
 namespace gpulens {
@@ -11,6 +12,7 @@ namespace {
 
 const std::array kSources{
     SourceEntry{"sim", "scenario-driven simulator of a GPU node (demo, tests)", false, true, make_sim_source},
+    SourceEntry{"nvml", "NVIDIA GPUs through the driver's NVML (dlopen; GPM on Hopper+)", true, true, make_nvml_source},
     SourceEntry{"host", "host CPU, PSI, disk, NIC and InfiniBand from procfs/sysfs", true, false,
                 make_host_source},
 };

@@ -1,0 +1,54 @@
+// PCIe peak: per-lane figures, calibration file, and the choice order.
+#include "sources/nvml/pcie_peak.h"
+
+#include <gtest/gtest.h>
+
+namespace gpulens {
+namespace {
+
+TEST(PciePeak, LaneFiguresAfterEncoding) {
+  EXPECT_DOUBLE_EQ(pcie_lane_bytes_per_second(1), 250e6);
+  EXPECT_NEAR(pcie_lane_bytes_per_second(3) * 16, 15.754e9, 1e6);
+  EXPECT_NEAR(pcie_lane_bytes_per_second(4) * 16, 31.508e9, 1e6);
+  EXPECT_NEAR(pcie_lane_bytes_per_second(5) * 16, 63.015e9, 1e6);
+  EXPECT_EQ(pcie_lane_bytes_per_second(0), 0);
+  EXPECT_EQ(pcie_lane_bytes_per_second(9), 0);
+}
+
+TEST(PciePeak, ChoiceOrder) {
+  auto cal = parse_pcie_calibration(
+      R"({"gpus":[{"uuid":"GPU-a","pcie_rx_bytes_per_second":5.3e10,"pcie_tx_bytes_per_second":5.1e10},
+                  {"name":"NVIDIA H100 80GB HBM3","pcie_rx_bytes_per_second":5.0e10}]})",
+      "cal.json");
+  ASSERT_TRUE(cal.ok()) << cal.status().message();
+  PciePeak p = choose_pcie_peak(&*cal, "GPU-a", "NVIDIA H100 80GB HBM3", 5, 16);
+  EXPECT_EQ(p.basis, "calibrated");
+  EXPECT_EQ(p.rx, 5.3e10);
+  EXPECT_EQ(p.tx, 5.1e10);
+  p = choose_pcie_peak(&*cal, "GPU-b", "NVIDIA H100 80GB HBM3", 5, 16);
+  EXPECT_EQ(p.basis, "calibrated");  // by model name; tx defaults to rx
+  EXPECT_EQ(p.tx, 5.0e10);
+  p = choose_pcie_peak(nullptr, "GPU-b", "NVIDIA A100-SXM4-80GB", 4, 8);
+  EXPECT_EQ(p.basis, "link");
+  EXPECT_NEAR(p.rx, 15.754e9, 1e6);
+  p = choose_pcie_peak(nullptr, "GPU-b", "NVIDIA A100-SXM4-80GB", 0, 0);
+  EXPECT_EQ(p.basis, "model");
+  EXPECT_NEAR(p.rx, 31.508e9, 1e6);
+  p = choose_pcie_peak(nullptr, "GPU-b", "Mystery GPU", 0, 0);
+  EXPECT_EQ(p.rx, 0);
+  EXPECT_TRUE(p.basis.empty());
+}
+
+TEST(PciePeak, CalibrationErrorsNameTheProblem) {
+  EXPECT_NE(parse_pcie_calibration("{", "c.json").status().message().find("c.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(parse_pcie_calibration("{}", "c.json").status().message().find("\"gpus\""), std::string::npos);
+  EXPECT_NE(parse_pcie_calibration(R"({"gpus":[{"pcie_rx_bytes_per_second":1}]})", "c.json").status().message().find(
+                "gpus[0]: needs \"uuid\" or \"name\""),
+            std::string::npos);
+  EXPECT_NE(parse_pcie_calibration(R"({"gpus":[{"uuid":"x"}]})", "c.json").status().message().find("needs pcie_rx"),
+            std::string::npos);
+  EXPECT_EQ(load_pcie_calibration("/nonexistent/cal.json").status().code(), Code::kIo);
+}
+
+}  // namespace
+}  // namespace gpulens

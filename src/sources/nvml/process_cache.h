@@ -1,0 +1,68 @@
+// ProcessCache: who a GPU process is -- pid, Kubernetes namespace, pod and
+// container, and the CPUs / NUMA nodes it may run on -- resolved once per
+// process and kept for as long as the process lives.
+//
+// A process is keyed by (pid, start time): each lookup reads the small
+// /proc/PID/stat to notice PID reuse, and only a new (pid, start time)
+// reads /proc/PID/cgroup, /proc/PID/status and the kubelet's pod directory.
+// Names come from the kubelet's own files when readable
+// (<kubelet_root>/pods/<uid>/etc-hosts for the pod name, the projected
+// service-account volume's `namespace` file, the single directory under
+// containers/); otherwise `pod` holds the pod UID and `container` the short
+// container ID, and `namespace` stays empty.
+//
+//   ProcessCache cache("/proc", "/var/lib/kubelet");
+//   const ProcessIdentity* p = cache.lookup(4242);   // null: process gone
+//   frame.set(FieldId::kGpuProcessMemoryUsed, gpu, p->labels, bytes);
+//   cache.sweep();                                   // end of collection
+//
+// Thread-safety: not thread-safe; owned by the collecting thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace gpulens {
+
+struct ProcessIdentity {
+  uint64_t start_time = 0;
+  std::string namespace_, pod, container;
+  std::string labels;  // pid="..",namespace="..",pod="..",container=".." (pre-escaped)
+  std::string cpus, mems;  // allowed CPUs / NUMA nodes, kernel list syntax
+  // Labels of the affinity info series, one per GPU the process uses.
+  std::vector<std::pair<int, std::string>> affinity_labels;
+  bool seen = true;
+
+  const std::string& affinity_for(int gpu);
+};
+
+class ProcessCache {
+ public:
+  ProcessCache(std::string proc_root, std::string kubelet_root)
+      : proc_root_(std::move(proc_root)), kubelet_root_(std::move(kubelet_root)) {}
+
+  // Null when /proc/PID is gone or unreadable (the process is then still
+  // reported, with only its pid: see processes.cpp).
+  ProcessIdentity* lookup(unsigned pid);
+  // Forgets processes not looked up since the previous sweep.
+  void sweep();
+  size_t size() const { return entries_.size(); }
+  // Full resolutions so far (cgroup/status reads); tests check the cache.
+  uint64_t resolutions() const { return resolutions_; }
+
+ private:
+  void resolve(unsigned pid, ProcessIdentity& id);
+
+  std::string proc_root_, kubelet_root_;
+  std::unordered_map<unsigned, ProcessIdentity> entries_;
+  std::string buf_;  // reused read buffer
+  uint64_t resolutions_ = 0;
+};
+
+// Reads a whole small file into `out`; false when it cannot be opened.
+bool read_small_file(const std::string& path, std::string& out);
+
+}  // namespace gpulens

@@ -1,0 +1,76 @@
+// Per-process GPU memory and SM share, with pod identity; see gpu.h.
+#include <cstring>
+
+#include "sources/nvml/gpu.h"
+#include "sources/nvml/process_cache.h"
+
+namespace gpulens {
+
+void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) {
+  const NvmlApi& api = ctx.api;
+  if (gpu.lost || api.get_compute_processes == nullptr || gpu.off.test(static_cast<size_t>(Probe::kProcesses))) return;
+  // Sizing protocol: try the buffer we have, grow once on INSUFFICIENT_SIZE
+  // (with headroom: the list can grow between the two calls).
+  unsigned count = 0;
+  nvmlReturn_t rc = NVML_ERROR_INSUFFICIENT_SIZE;
+  for (int attempt = 0; attempt < 2 && rc == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
+    count = static_cast<unsigned>(gpu.proc_buf.size() / gpu.proc_elem);
+    rc = api.get_compute_processes(gpu.dev, &count,
+                                   count == 0 ? nullptr : reinterpret_cast<nvmlProcessInfo_t*>(gpu.proc_buf.data()));
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE) gpu.proc_buf.resize((count + 8) * gpu.proc_elem);
+  }
+  if (rc != NVML_SUCCESS) {
+    if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND) gpu.off.set(static_cast<size_t>(Probe::kProcesses));
+    return;
+  }
+
+  // SM share per process; an absent process had 0 % in the last period.
+  unsigned samples = 0;
+  bool have_util = false;
+  if (api.get_process_utilization != nullptr && !gpu.off.test(static_cast<size_t>(Probe::kProcessUtil))) {
+    nvmlReturn_t urc = NVML_ERROR_INSUFFICIENT_SIZE;
+    for (int attempt = 0; attempt < 2 && urc == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
+      samples = static_cast<unsigned>(gpu.util_buf.size());
+      urc = api.get_process_utilization(gpu.dev, gpu.util_buf.empty() ? nullptr : gpu.util_buf.data(), &samples,
+                                        gpu.util_last_seen);
+      if (urc == NVML_ERROR_INSUFFICIENT_SIZE) gpu.util_buf.resize(samples + 8);
+    }
+    if (urc == NVML_SUCCESS) {
+      have_util = true;
+      for (unsigned i = 0; i < samples; ++i) gpu.util_last_seen = std::max(gpu.util_last_seen, gpu.util_buf[i].timeStamp);
+    } else if (urc == NVML_ERROR_NOT_FOUND) {
+      have_util = true;  // no samples newer than the last: every process at 0
+      samples = 0;
+    } else if (urc == NVML_ERROR_NOT_SUPPORTED || urc == NVML_ERROR_FUNCTION_NOT_FOUND) {
+      gpu.off.set(static_cast<size_t>(Probe::kProcessUtil));
+    }
+  }
+
+  for (unsigned i = 0; i < count; ++i) {
+    // Elements are 24 bytes, or 32 on early R535 drivers; pid and memory
+    // sit at the same offsets in both.
+    const unsigned char* e = gpu.proc_buf.data() + i * gpu.proc_elem;
+    unsigned pid = 0;
+    unsigned long long mem = 0;
+    std::memcpy(&pid, e + offsetof(nvmlProcessInfo_t, pid), sizeof pid);
+    std::memcpy(&mem, e + offsetof(nvmlProcessInfo_t, usedGpuMemory), sizeof mem);
+    ProcessIdentity* id = cache.lookup(pid);
+    std::string fallback;
+    if (id == nullptr) fallback = label("pid", std::to_string(pid)) + ",namespace=\"\",pod=\"\",container=\"\"";
+    const std::string& labels = id != nullptr ? id->labels : fallback;
+    if (mem != NVML_VALUE_NOT_AVAILABLE) ctx.frame.set(FieldId::kGpuProcessMemoryUsed, gpu.index, labels, static_cast<double>(mem));
+    if (have_util) {
+      double sm = 0;
+      for (unsigned k = 0; k < samples; ++k) {
+        // nvtop discards samples above 100 %: the driver sometimes reports junk.
+        if (gpu.util_buf[k].pid == pid && gpu.util_buf[k].smUtil <= 100) sm = gpu.util_buf[k].smUtil / 100.0;
+      }
+      ctx.frame.set(FieldId::kGpuProcessSmUtil, gpu.index, labels, sm);
+    }
+    if (id != nullptr && !id->cpus.empty()) {
+      ctx.frame.set_node(FieldId::kHostProcessCpuAffinity, id->affinity_for(gpu.index), 1);
+    }
+  }
+}
+
+}  // namespace gpulens

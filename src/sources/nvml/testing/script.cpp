@@ -1,0 +1,161 @@
+// Parser of the stand-in NVML script; see script.h.
+#include "sources/nvml/testing/script.h"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace gpulens::fake {
+namespace {
+
+std::vector<std::string> tokens(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false, any = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+      any = true;
+    } else if (!quoted && c == '#') {
+      break;
+    } else if (!quoted && (c == ' ' || c == '\t')) {
+      if (any) out.push_back(cur);
+      cur.clear();
+      any = false;
+    } else {
+      cur += c;
+      any = true;
+    }
+  }
+  if (any) out.push_back(cur);
+  return out;
+}
+
+// Splits "k=v"; returns false when there is no '='.
+bool kv(const std::string& t, std::string& k, std::string& v) {
+  auto eq = t.find('=');
+  if (eq == std::string::npos) return false;
+  k = t.substr(0, eq);
+  v = t.substr(eq + 1);
+  return true;
+}
+
+}  // namespace
+
+int error_code(const std::string& name) {
+  static const std::map<std::string, int> kCodes{
+      {"SUCCESS", 0},           {"UNINITIALIZED", 1},     {"INVALID_ARGUMENT", 2},
+      {"NOT_SUPPORTED", 3},     {"NO_PERMISSION", 4},     {"NOT_FOUND", 6},
+      {"INSUFFICIENT_SIZE", 7}, {"DRIVER_NOT_LOADED", 9}, {"TIMEOUT", 10},
+      {"FUNCTION_NOT_FOUND", 13}, {"GPU_IS_LOST", 15},    {"RESET_REQUIRED", 16},
+      {"ARGUMENT_VERSION_MISMATCH", 25}, {"UNKNOWN", 999}};
+  std::string n = name.starts_with("NVML_ERROR_") ? name.substr(11) : name;
+  auto it = kCodes.find(n);
+  return it == kCodes.end() ? -1 : it->second;
+}
+
+bool parse_script(const std::string& text, Script& out, std::string& error) {
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  auto fail = [&](const std::string& why) {
+    error = "line " + std::to_string(n) + ": " + why;
+    return false;
+  };
+  // Applies f to GPU `sel` (a number or '*').
+  auto each = [&](const std::string& sel, auto f) -> bool {
+    if (sel == "*") {
+      for (auto& g : out.gpus) f(g);
+      return true;
+    }
+    char* end = nullptr;
+    long i = std::strtol(sel.c_str(), &end, 10);
+    if (*end != '\0' || i < 0 || i >= static_cast<long>(out.gpus.size())) return false;
+    f(out.gpus[i]);
+    return true;
+  };
+  while (std::getline(in, line)) {
+    ++n;
+    auto t = tokens(line);
+    if (t.empty()) continue;
+    const std::string& d = t[0];
+    std::string k, v;
+    if (d == "init" && t.size() == 2) {
+      out.init_error = error_code(t[1]);
+      if (out.init_error < 0) return fail("unknown error " + t[1]);
+    } else if (d == "driver" && t.size() == 2) {
+      out.driver = t[1];
+    } else if (d == "gpu" && t.size() >= 2) {
+      if (std::atoi(t[1].c_str()) != static_cast<int>(out.gpus.size())) return fail("gpus must be numbered 0, 1, ...");
+      Gpu g;
+      g.uuid = "GPU-" + std::to_string(out.gpus.size()) + "0000000-fake";
+      char pci[32];
+      std::snprintf(pci, sizeof pci, "00000000:%02zX:00.0", 0x18 + out.gpus.size());
+      g.pci = pci;
+      for (size_t i = 2; i < t.size(); ++i) {
+        if (!kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
+        if (k == "name") g.name = v;
+        else if (k == "uuid") g.uuid = v;
+        else if (k == "pci") g.pci = v;
+        else if (k == "serial") g.serial = v;
+        else if (k == "arch") g.arch = static_cast<unsigned>(std::atoi(v.c_str()));
+        else if (k == "gpm") g.gpm = v == "on";
+        else return fail("unknown gpu attribute " + k);
+      }
+      out.gpus.push_back(std::move(g));
+    } else if (d == "value" && t.size() >= 4) {
+      std::vector<double> vals;
+      for (size_t i = 3; i < t.size(); ++i) vals.push_back(std::strtod(t[i].c_str(), nullptr));
+      if (!each(t[1], [&](Gpu& g) { g.values[t[2]] = vals; })) return fail("no gpu " + t[1]);
+    } else if (d == "error" && t.size() >= 4) {
+      Rule r;
+      r.code = error_code(t[3]);
+      if (r.code < 0) return fail("unknown error " + t[3]);
+      if (t.size() > 4 && kv(t[4], k, v) && k == "from") r.from = std::atol(v.c_str());
+      if (!each(t[1], [&](Gpu& g) { g.errors[t[2]] = r; })) return fail("no gpu " + t[1]);
+    } else if (d == "hang" && t.size() >= 4) {
+      long ms = std::atol(t[3].c_str()), times = 0;
+      if (t.size() > 4 && kv(t[4], k, v) && k == "times") times = std::atol(v.c_str());
+      if (!each(t[1], [&](Gpu& g) { g.hang_ms[t[2]] = {ms, times}; })) return fail("no gpu " + t[1]);
+    } else if (d == "lost" && t.size() == 3 && kv(t[2], k, v) && k == "at") {
+      long at = std::atol(v.c_str());
+      if (!each(t[1], [&](Gpu& g) { g.lost_at = at; })) return fail("no gpu " + t[1]);
+    } else if (d == "process" && t.size() >= 3) {
+      Process p;
+      for (size_t i = 2; i < t.size(); ++i) {
+        if (!kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
+        if (k == "pid") p.pid = static_cast<unsigned>(std::atol(v.c_str()));
+        else if (k == "mem") p.mem = std::strtoull(v.c_str(), nullptr, 10);
+        else if (k == "sm") p.sm = static_cast<unsigned>(std::atol(v.c_str()));
+        else return fail("unknown process attribute " + k);
+      }
+      if (!each(t[1], [&](Gpu& g) { g.processes.push_back(p); })) return fail("no gpu " + t[1]);
+    } else if (d == "topology" && t.size() == 4) {
+      static const std::map<std::string, unsigned> kLevels{{"INTERNAL", 0}, {"PIX", 10}, {"PXB", 20},
+                                                           {"PHB", 30},      {"NODE", 40}, {"SYS", 50}};
+      auto lv = kLevels.find(t[3]);
+      if (lv == kLevels.end()) return fail("unknown topology level " + t[3]);
+      int a = std::atoi(t[1].c_str()), b = std::atoi(t[2].c_str());
+      if (a < 0 || b < 0 || a >= static_cast<int>(out.gpus.size()) || b >= static_cast<int>(out.gpus.size()))
+        return fail("no such gpu pair");
+      out.gpus[a].topology[b] = lv->second;
+      out.gpus[b].topology[a] = lv->second;
+    } else if (d == "nvlink" && t.size() >= 3) {
+      int link = -1, peer = -1;
+      for (size_t i = 2; i < t.size(); ++i) {
+        if (!kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
+        if (k == "link") link = std::atoi(v.c_str());
+        else if (k == "peer") peer = std::atoi(v.c_str());
+      }
+      if (link < 0) return fail("nvlink needs link=N");
+      if (!each(t[1], [&](Gpu& g) { g.nvlink_peer[link] = peer; })) return fail("no gpu " + t[1]);
+    } else if (d == "xid" && t.size() == 3) {
+      unsigned long long code = std::strtoull(t[2].c_str(), nullptr, 10);
+      if (!each(t[1], [&](Gpu& g) { g.xids.push_back(code); })) return fail("no gpu " + t[1]);
+    } else {
+      return fail("cannot understand '" + line + "'");
+    }
+  }
+  return true;
+}
+
+}  // namespace gpulens::fake
