@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The systemd unit passes `systemd-analyze verify` (with ExecStart pointed at
+# the built binary), and its config file passes `gpulens check-config`.
+#
+#   systemd_unit_test.sh GPULENS
+#
+# Exits 77 (skipped) without systemd-analyze.
+set -euo pipefail
+gpulens=$1
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+command -v systemd-analyze >/dev/null || { echo "SKIP: systemd-analyze not installed"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+sed "s|/usr/local/bin/gpulens|$gpulens|" "$root/deploy/systemd/gpulens.service" >"$tmp/gpulens.service"
+timeout 60 systemd-analyze verify "$tmp/gpulens.service" 2>"$tmp/err" || fail "systemd-analyze: $(cat "$tmp/err")"
+# Warnings are printed without failing; there must be none about this unit.
+if grep -i "gpulens.service" "$tmp/err"; then fail "systemd-analyze warns about the unit"; fi
+grep -q '^ExecStart=/usr/local/bin/gpulens serve ' "$root/deploy/systemd/gpulens.service" || fail "ExecStart is not gpulens serve"
+if "$gpulens" check-config --help >/dev/null 2>&1; then
+  "$gpulens" check-config "$root/deploy/systemd/gpulens.yaml" >/dev/null || fail "gpulens check-config rejects deploy/systemd/gpulens.yaml"
+fi
+"$gpulens" rules --config "$root/deploy/systemd/gpulens.yaml" >/dev/null || fail "gpulens rules rejects deploy/systemd/gpulens.yaml"
+echo "systemd unit: ok"
