@@ -4,8 +4,8 @@
 #include <snappy.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
-#include <regex>
 
 #include "export/remote_write/labels.h"
 #include "export/remote_write/prompb.h"
@@ -76,9 +76,13 @@ Status RemoteWriter::check_options() const {
   if (o.timeout_ms <= 0 || o.min_backoff_ms <= 0 || o.max_backoff_ms < o.min_backoff_ms || o.interval_ms < 0) {
     return invalid_argument("remote_write timeout and backoff must be positive, max backoff >= min backoff");
   }
-  static const std::regex kName("[a-zA-Z_][a-zA-Z0-9_]*");
+  auto valid_name = [](const std::string& k) {  // [a-zA-Z_][a-zA-Z0-9_]*, not reserved "__"
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    return !k.empty() && !std::isdigit(static_cast<unsigned char>(k[0])) && std::all_of(k.begin(), k.end(), word) &&
+           !k.starts_with("__");
+  };
   for (const auto& [k, v] : o.external_labels) {
-    if (!std::regex_match(k, kName) || k.starts_with("__")) {
+    if (!valid_name(k)) {
       return invalid_argument("remote_write external label name \"" + k + "\" is not a valid label name");
     }
   }
