@@ -12,10 +12,6 @@ namespace {
 
 using S = Analyzer;
 
-bool contains(std::string_view s, std::string_view what) {
-  return s.find(what) != std::string_view::npos;
-}
-
 // "2.19.3+cuda11.5" from the text after "NCCL version "; empty if not a version.
 std::string_view version_token(std::string_view s) {
   size_t e = 0;
@@ -134,6 +130,8 @@ struct Handler {
     if (is_net) {
       if (net.name == "Socket" && s.evidence_socket.size() < 2) {
         s.evidence_socket.emplace_back(msg.substr(0, 200));
+      } else if (net.name != "Socket" && !net.gdr && s.evidence_no_gdr.size() < 2) {
+        s.evidence_no_gdr.emplace_back(msg.substr(0, 200));
       }
       if (c.dir == Dir::kSend) rank_local(c.src, proc);
       if (c.dir == Dir::kReceive) rank_local(c.dst, proc);

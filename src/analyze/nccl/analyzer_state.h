@@ -99,6 +99,7 @@ struct Analyzer::State {
   bool socket_warn = false;
   std::string socket_warn_line;
   std::vector<std::string> evidence_socket;  // first lines showing NET/Socket data traffic
+  std::vector<std::string> evidence_no_gdr;  // first NET lines without /GDRDMA
 };
 
 // Adds text to v unless present or v already holds cap entries.

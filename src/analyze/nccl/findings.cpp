@@ -67,8 +67,9 @@ const std::map<std::string, std::pair<const char*, const char*>>& error_texts() 
 
 }  // namespace
 
-std::vector<Finding> derive_findings(const Report& r, const std::vector<std::string>& socket_lines,
-                                     const std::vector<std::string>& gdr_lines) {
+std::vector<Finding> derive_findings(const Report& r, const Evidence& ev) {
+  const auto& socket_lines = ev.socket_lines;
+  const auto& gdr_lines = ev.gdr_lines;
   std::vector<Finding> out;
   const std::string& t = r.inter_node_transport;
   bool multi = r.nodes.value_or(0) > 1;
@@ -124,6 +125,9 @@ std::vector<Finding> derive_findings(const Report& r, const std::vector<std::str
               "network transfers do not use GPUDirect RDMA: data is staged through host memory",
               {}, {}};
     for (const auto& l : gdr_lines) f.evidence.push_back(l);
+    if (rdma && r.gdr == "no") {
+      for (const auto& l : ev.no_gdr_lines) f.evidence.push_back(l);
+    }
     if (f.evidence.empty()) f.evidence.push_back("NET connection lines without /GDRDMA (" + t + ")");
     f.action =
         "load the nvidia-peermem (or nv_peer_mem) kernel module or use DMA-BUF, check that the "

@@ -19,9 +19,13 @@
 
 namespace gpulens::nccl {
 
-// socket_lines: first NET/Socket connection lines; gdr_lines: "GPU Direct RDMA
-// Disabled" lines. Both may be empty.
-std::vector<Finding> derive_findings(const Report& r, const std::vector<std::string>& socket_lines,
-                                     const std::vector<std::string>& gdr_lines);
+// Log lines quoted as evidence; any may be empty.
+struct Evidence {
+  std::vector<std::string> socket_lines;   // first NET/Socket connection lines
+  std::vector<std::string> gdr_lines;      // "GPU Direct RDMA Disabled" lines
+  std::vector<std::string> no_gdr_lines;   // first RDMA connection lines without /GDRDMA
+};
+
+std::vector<Finding> derive_findings(const Report& r, const Evidence& ev);
 
 }  // namespace gpulens::nccl

@@ -10,8 +10,9 @@ namespace {
 size_t find_marker(std::string_view line, Level& level, size_t& marker_len) {
   size_t from = 0;
   while (true) {
-    size_t p = line.find("NCCL ", from);
+    size_t p = find_in(line.substr(from), "NCCL ");
     if (p == std::string_view::npos) return p;
+    p += from;
     std::string_view rest = line.substr(p + 5);
     Level l = Level::kNone;
     size_t n = 0;
@@ -62,9 +63,11 @@ std::string_view skip_iso_timestamp(std::string_view s) {
 }  // namespace
 
 std::string_view clean_host(std::string_view host) {
-  for (std::string_view tag : {"<stdout>:", "<stderr>:"}) {
-    size_t p = host.rfind(tag);
-    if (p != std::string_view::npos) host.remove_prefix(p + tag.size());
+  // "[1,6]<stdout>:host": cut after the last ">:" that closes <stdout> or <stderr>.
+  size_t gt = host.rfind('>');
+  if (gt != std::string_view::npos && gt >= 7 && gt + 1 < host.size() && host[gt + 1] == ':') {
+    std::string_view tag = host.substr(gt - 7, 8);
+    if (tag == "<stdout>" || tag == "<stderr>") host.remove_prefix(gt + 2);
   }
   return skip_iso_timestamp(host);
 }
@@ -79,18 +82,21 @@ bool tokenize(std::string_view line, LogLine& out) {
   l.level = level;
   std::string_view msg = trim(line.substr(pos + marker_len));
   // CloudWatch tables repeat the whole line after " | "; keep the first copy.
-  for (std::string_view again : {" NCCL INFO ", " NCCL WARN "}) {
-    size_t dup = msg.find(again);
-    if (dup == std::string_view::npos) continue;
-    size_t bar = msg.rfind(" | ", dup);
-    if (bar != std::string_view::npos) msg = trim(msg.substr(0, bar));
+  if (size_t dup = find_in(msg, " NCCL "); dup != std::string_view::npos) {
+    std::string_view rest = msg.substr(dup + 6);
+    if (rest.starts_with("INFO ") || rest.starts_with("WARN ")) {
+      size_t bar = msg.rfind(" | ", dup);
+      if (bar != std::string_view::npos) msg = trim(msg.substr(0, bar));
+    }
   }
   l.message = msg;
 
   // Parse backwards: [file:line] [dev] host:pid:tid
   std::string_view head = trim(line.substr(0, pos));
   auto last_token = [&head]() {
-    size_t sp = head.find_last_of(" \t");
+    size_t sp = head.size();
+    while (sp > 0 && head[sp - 1] != ' ' && head[sp - 1] != '\t') --sp;
+    sp = sp == 0 ? std::string_view::npos : sp - 1;
     std::string_view tok = sp == std::string_view::npos ? head : head.substr(sp + 1);
     head = sp == std::string_view::npos ? std::string_view{} : trim(head.substr(0, sp));
     return tok;

@@ -261,7 +261,7 @@ Report Analyzer::finish() {
   }
   for (const auto& [kind, e] : s.warnings) r.warnings.push_back(e);
 
-  r.findings = derive_findings(r, s.evidence_socket, s.gdr_disabled_lines);
+  r.findings = derive_findings(r, Evidence{s.evidence_socket, s.gdr_disabled_lines, s.evidence_no_gdr});
   return r;
 }
 

@@ -9,11 +9,24 @@
 //   auto n = after_number(s, "nranks ");   // 8
 #pragma once
 
+#include <string.h>  // memmem (GNU)
+
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
 namespace gpulens::nccl {
+
+// Position of needle in hay (npos if absent). glibc's memmem is much faster
+// than std::string_view::find for the short needles used here.
+inline size_t find_in(std::string_view hay, std::string_view needle) {
+  const void* p = memmem(hay.data(), hay.size(), needle.data(), needle.size());
+  return p ? static_cast<size_t>(static_cast<const char*>(p) - hay.data()) : std::string_view::npos;
+}
+
+inline bool contains(std::string_view hay, std::string_view needle) {
+  return find_in(hay, needle) != std::string_view::npos;
+}
 
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
