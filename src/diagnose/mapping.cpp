@@ -174,6 +174,13 @@ bool known_name(std::string_view name) {
   return std::find(std::begin(kLabelled), std::end(kLabelled), name) != std::end(kLabelled);
 }
 
+std::vector<std::string_view> known_names() {
+  std::vector<std::string_view> out(std::begin(kLabelled), std::end(kLabelled));
+  for (const auto& [name, b] : simple_table()) out.push_back(name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<Binding> map_series(std::string_view name, LabelSpan labels) {
   const auto& table = simple_table();
   if (auto it = table.find(name); it != table.end()) return it->second;

@@ -60,6 +60,9 @@ std::vector<Binding> map_series(std::string_view name, LabelSpan labels);
 // lets a parser drop unknown families before storing their points.
 bool known_name(std::string_view name);
 
+// Every family name map_series() knows (sample names, e.g. *_bucket).
+std::vector<std::string_view> known_names();
+
 // The host a series belongs to ("" when it carries no host label).
 std::string host_key(LabelSpan labels);
 

@@ -1,0 +1,115 @@
+// `gpulens diagnose`: name why each GPU is not doing useful work, from a
+// recording (--replay) or a Prometheus-compatible server (--prometheus).
+// The diagnosis lives in src/diagnose.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "cli/command.h"
+#include "diagnose/engine.h"
+#include "diagnose/prometheus_input.h"
+#include "diagnose/replay_input.h"
+#include "diagnose/report.h"
+#include "util/duration.h"
+
+namespace gpulens::cli {
+
+int run_diagnose(int argc, char** argv) {
+  CLI::App app{
+      "Name why each GPU is not doing useful work: input pipeline, host transfer, memory bandwidth, "
+      "communication, network fallback, kernel launch, throttling, link, hardware errors, idle ... with "
+      "evidence, action and the GPU time each cause wasted. Exit 0: no finding at --fail-on or above; "
+      "3: there is one; 1: the input could not be read; 2: usage.",
+      "gpulens diagnose"};
+  std::string replay, prometheus, range = "30m", end, match, step, window, config;
+  std::string format = "text", color = "auto", fail_on = "warning";
+  auto* src = app.add_option_group("input", "where the data comes from");
+  src->add_option("--replay", replay, "a recording (OpenMetrics with timestamps, e.g. from gpulens record)");
+  src->add_option("--prometheus", prometheus, "base URL of a Prometheus-compatible query API");
+  src->require_option(1);
+  app.add_option("--range", range, "with --prometheus: how far back from --end (default 30m)");
+  app.add_option("--end", end, "with --prometheus: end of the window, RFC 3339 or Unix seconds (default now)");
+  app.add_option("--match", match, "with --prometheus: extra label matchers, e.g. '{cluster=\"a\"}'");
+  app.add_option("--step", step, "with --prometheus: query step (default: range/11000, at least 15s)");
+  app.add_option("--window", window, "with --replay: diagnose only the last DURATION of the recording");
+  app.add_option("--config", config, "YAML config; thresholds from its diagnose: section");
+  app.add_option("--format", format, "text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--color", color, "auto (on a terminal), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--fail-on", fail_on, "exit 3 when a finding is at this severity or above: "
+                                       "warning (default), critical, info, never")
+      ->check(CLI::IsMember({"info", "warning", "critical", "never"}));
+  if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+
+  auto usage = [](const std::string& m) {
+    std::cerr << "gpulens diagnose: " << m << "\nRun 'gpulens diagnose --help' for usage.\n";
+    return kExitUsage;
+  };
+  diagnose::Thresholds th;
+  if (!config.empty()) {
+    Result<diagnose::Thresholds> t = diagnose::load_thresholds(config);
+    if (!t) return usage(t.status().message());
+    th = *t;
+  }
+
+  Result<diagnose::SignalSet> set = Status(Code::kInternal, "no input");
+  std::vector<std::string> warnings;
+  if (!replay.empty()) {
+    diagnose::ReplayInfo info;
+    set = diagnose::load_replay(replay, info);
+    warnings = info.stats.warnings;
+    if (info.stats.ignored_series > 0) {
+      warnings.push_back(std::to_string(info.stats.ignored_series) + " series of metric families diagnosis does "
+                         "not use were skipped (" + std::to_string(info.stats.ignored_samples) + " samples)");
+    }
+    if (set && !window.empty()) {
+      Result<int64_t> w = parse_duration_ms(window);
+      if (!w) return usage("--window: " + w.status().message());
+      set->from_ms = std::max(set->from_ms, set->to_ms - *w);
+    }
+  } else {
+    diagnose::PrometheusQuery q;
+    q.url = prometheus;
+    Result<int64_t> r = parse_duration_ms(range);
+    if (!r || *r <= 0) return usage("--range: " + (r ? std::string("must be positive") : r.status().message()));
+    q.range_ms = *r;
+    if (!end.empty()) {
+      Result<int64_t> e = parse_time_ms(end);
+      if (!e) return usage("--end: " + e.status().message());
+      q.end_ms = *e;
+    } else {
+      q.end_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::system_clock::now().time_since_epoch()).count();
+    }
+    if (!step.empty()) {
+      Result<int64_t> s = parse_duration_ms(step);
+      if (!s || *s <= 0) return usage("--step: " + (s ? std::string("must be positive") : s.status().message()));
+      q.step_ms = *s;
+    }
+    q.match = match;
+    diagnose::PrometheusInfo info;
+    set = diagnose::load_prometheus(q, info);
+    if (set && set->hosts.empty()) set = not_found("prometheus " + prometheus + ": no GPU series in the window");
+  }
+  if (!set) {
+    std::cerr << "gpulens diagnose: " << set.status().message() << "\n";
+    return set.status().code() == Code::kInvalidArgument && replay.empty() ? kExitUsage : kExitFailure;
+  }
+  diagnose::Report report = diagnose::diagnose(*set, th);
+  report.input_warnings = std::move(warnings);
+  if (format == "json") {
+    std::cout << diagnose::report_json(report);
+  } else {
+    const bool use_color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO));
+    std::cout << diagnose::report_text(report, use_color);
+  }
+  if (fail_on == "never") return kExitOk;
+  const diagnose::Severity level = fail_on == "info"       ? diagnose::Severity::kInfo
+                                   : fail_on == "critical" ? diagnose::Severity::kCritical
+                                                           : diagnose::Severity::kWarning;
+  return report.has_findings(level) ? kExitFindings : kExitOk;
+}
+
+}  // namespace gpulens::cli
