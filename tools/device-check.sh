@@ -9,6 +9,7 @@
 #
 #   tools/device-check.sh                 # GPU 0, build in build-device-check/
 #   GPU=1 BUILD=/tmp/b tools/device-check.sh
+#   PROBE=bin/gpulens-nvml-probe LOAD=bin/gpuload tools/device-check.sh   # prebuilt
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GPU=${GPU:-0}
@@ -22,6 +23,10 @@ NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 [ -x "$NVCC" ] || { echo "device-check: nvcc not found (set PATH or NVCC)"; exit 1; }
 
 echo "== build"
+# PROBE and LOAD may name prebuilt binaries (a machine without the build dependencies).
+if [ -n "${PROBE:-}" ] && [ -x "${PROBE:-}" ] && [ -n "${LOAD:-}" ] && [ -x "${LOAD:-}" ]; then
+  echo "device-check: using prebuilt $PROBE and $LOAD"
+else
 PROBE=$BUILD/src/sources/nvml/gpulens-nvml-probe
 if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPULENS_BUILD_BENCH=OFF >"$OUT/cmake.log" 2>&1 &&
        cmake --build "$BUILD" --target gpulens-nvml-probe -j"$(nproc)" >"$OUT/build.log" 2>&1; }; then
@@ -36,6 +41,7 @@ make -s -C tools/gpuload NVCC="$NVCC" OUT="$PWD/$BUILD/gpuload" ARCH="-arch=nati
   || make -s -C tools/gpuload NVCC="$NVCC" OUT="$PWD/$BUILD/gpuload" >>"$OUT/gpuload-build.log" 2>&1 \
   || { tail -20 "$OUT/gpuload-build.log"; exit 1; }
 LOAD=$BUILD/gpuload
+fi
 nvidia-smi -i "$GPU" --query-gpu=name,driver_version,pcie.link.gen.max,pcie.link.width.max --format=csv,noheader | tee "$OUT/gpu.txt"
 
 # run_mode MODE: gpuload for SECONDS_PER_MODE; probe samples (0.5 s) in the middle; nvidia-smi alongside.
@@ -71,9 +77,9 @@ def probe(mode):
         if m and m.group(2) == gpu:
             cur[m.group(1) + ("{" + m.group(3) + "}" if m.group(3) else "")] = float(m.group(4))
     return rows[1:], costs[1:]  # the first collection primes GPM
-def med(rows, key):
+def med(rows, key, missing=None):
     v = [r[key] for r in rows if key in r]
-    return statistics.median(v) if v else None
+    return statistics.median(v) if v else missing
 def smi(mode):
     v = []
     for l in open(f"{out}/{mode}.smi"):
@@ -110,11 +116,11 @@ for mode in ["idle", "memcpy", "gemm"]:
         check(f"{mode}: nvidia-smi readings", False, "none"); continue
     util, mem, power, temp, clock = sm[0], sm[1], sm[2], sm[3], sm[4]
     rows = r[mode][0]
-    pairs = [("util (pct points, +-15)", (med(rows, "gpu_utilization_ratio") or -1) * 100, util, 15),
-             ("memory used (MiB, +-256)", (med(rows, "gpu_memory_used_bytes") or -1) / 2**20, mem, 256),
-             ("power (W, +-10%)", med(rows, "gpu_power_watts") or -1, power, 0.10 * power + 5),
-             ("temperature (C, +-3)", med(rows, "gpu_temperature_celsius") or -1, temp, 3),
-             ("SM clock (MHz, +-5%)", (med(rows, "gpu_sm_clock_hertz") or -1) / 1e6, clock, 0.05 * clock + 15)]
+    pairs = [("util (pct points, +-15)", med(rows, "gpu_utilization_ratio", -1) * 100, util, 15),
+             ("memory used (MiB, +-256)", med(rows, "gpu_memory_used_bytes", -1) / 2**20, mem, 256),
+             ("power (W, +-10%)", med(rows, "gpu_power_watts", -1), power, 0.10 * power + 5),
+             ("temperature (C, +-3)", med(rows, "gpu_temperature_celsius", -1), temp, 3),
+             ("SM clock (MHz, +-5%)", med(rows, "gpu_sm_clock_hertz", -1) / 1e6, clock, 0.05 * clock + 15)]
     for name, ours, theirs, tol in pairs:
         check(f"{mode}: {name} vs nvidia-smi", abs(ours - theirs) <= tol, f"gpulens {ours:.1f} nvidia-smi {theirs:.1f}")
 costs = sum((r[m][1] for m in r), [])

@@ -88,6 +88,10 @@ bool open_gpu(const NvmlApi& api, unsigned index, const std::string& driver, con
     if ((mask & r.bit) != 0) gpu.reasons.emplace_back(r.bit, label("reason", r.label));
   }
   if (api.get_pcie_gen_max != nullptr) api.get_pcie_gen_max(gpu.dev, &gpu.gen_max);
+  if (api.get_max_clock != nullptr) {
+    api.get_max_clock(gpu.dev, NVML_CLOCK_SM, &gpu.sm_clock_max);
+    api.get_max_clock(gpu.dev, NVML_CLOCK_MEM, &gpu.mem_clock_max);
+  }
   if (api.get_pcie_width_max != nullptr) api.get_pcie_width_max(gpu.dev, &gpu.width_max);
   gpu.peak = choose_pcie_peak(cal, gpu.uuid, gpu.name, gpu.gen_max, gpu.width_max);
   if (gpu.peak.rx > 0) {
@@ -193,9 +197,8 @@ void collect_gpu(CollectContext& ctx, GpuState& gpu) {
     FieldId field;
   };
   for (const ClockRead& c : {ClockRead{Probe::kSmClock, api.get_clock, NVML_CLOCK_SM, F::kGpuSmClock},
-                             ClockRead{Probe::kSmClockMax, api.get_max_clock, NVML_CLOCK_SM, F::kGpuSmClockMax},
                              ClockRead{Probe::kMemClock, api.get_clock, NVML_CLOCK_MEM, F::kGpuMemClock},
-                             ClockRead{Probe::kMemClockMax, api.get_max_clock, NVML_CLOCK_MEM, F::kGpuMemClockMax}}) {
+                             }) {
     if (!p.may(c.probe, reinterpret_cast<const void*>(c.fn))) continue;
     unsigned mhz = 0;
     if (p.ok(c.probe, c.fn(dev, c.type, &mhz))) f.set(c.field, g, mhz * 1e6);
@@ -207,6 +210,8 @@ void collect_gpu(CollectContext& ctx, GpuState& gpu) {
       for (const auto& [bit, extra] : gpu.reasons) f.set(F::kGpuClockEventActive, g, extra, (mask & bit) ? 1 : 0);
     }
   }
+  if (!p.lost && gpu.sm_clock_max > 0) f.set(F::kGpuSmClockMax, g, gpu.sm_clock_max * 1e6);
+  if (!p.lost && gpu.mem_clock_max > 0) f.set(F::kGpuMemClockMax, g, gpu.mem_clock_max * 1e6);
   // PCIe link state.
   if (p.may(Probe::kPcieGen, reinterpret_cast<const void*>(api.get_pcie_gen))) {
     unsigned v = 0;

@@ -57,6 +57,7 @@ struct GpuState {
   std::string info_extra;  // model=..,pci_bus_id=..,driver=..,serial=..
   std::vector<std::pair<uint64_t, std::string>> reasons;  // supported clock-event bits, reason="..."
   unsigned gen_max = 0, width_max = 0;  // read once at open
+  unsigned sm_clock_max = 0, mem_clock_max = 0;  // MHz; static, and ~2 ms per read on R580
   std::vector<nvmlFieldValue_t> fields;  // field-values request, reused
 
   // PCIe

@@ -1,0 +1,64 @@
+// Cost of one full NVML collection with the stand-in libnvidia-ml.so.1:
+// 8 GPUs, 8 compute processes each (PID -> pod through fixture procfs),
+// NVLink, GPM, topology. Reports time per collection and per GPU, and the
+// process RSS after the run.
+//
+//   build/bench/nvml_bench --benchmark_min_time=2
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "sources/nvml/nvml_source.h"
+
+namespace {
+
+long rss_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return 0;
+}
+
+void BM_NvmlCollect8Gpus(benchmark::State& state) {
+  using namespace gpulens;
+  const std::string script = "/tmp/gpulens_nvml_bench_script.txt";
+  {
+    std::ofstream s(script);
+    for (int g = 0; g < 8; ++g) {
+      s << "gpu " << g << " name=\"NVIDIA H100 80GB HBM3\" arch=9 gpm=on\n";
+      for (int p = 0; p < 8; ++p) s << "process " << g << " pid=4242 mem=" << (1 << 30) << " sm=" << p * 10 << "\n";
+      for (int l = 0; l < 4; ++l) s << "nvlink " << g << " link=" << l << " peer=" << (g ^ 1) << "\n";
+      s << "value " << g << " field.138 1000\nvalue " << g << " field.139 1000\n";
+    }
+  }
+  setenv("GPULENS_FAKE_NVML_SCRIPT", script.c_str(), 1);
+  NvmlOptions o;
+  o.library = GPULENS_FAKE_NVML;
+  o.proc_root = std::string(GPULENS_SOURCE_DIR) + "/tests/data/nvml/proc";
+  o.kubelet_root = std::string(GPULENS_SOURCE_DIR) + "/tests/data/nvml/kubelet";
+  NvmlSource src(o);
+  SeriesRegistry reg;
+  if (Status st = src.open(reg); !st) {
+    state.SkipWithError(st.message().c_str());
+    return;
+  }
+  Frame frame(reg);
+  for (auto _ : state) {
+    frame.clear(0);
+    benchmark::DoNotOptimize(src.sample(frame));
+  }
+  state.counters["values"] = static_cast<double>(frame.values().size());
+  // Seconds per GPU per collection (printed with an SI prefix, e.g. 12.3u).
+  state.counters["per_gpu"] = benchmark::Counter(static_cast<double>(state.iterations()) * 8,
+                                                 benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["rss_mib"] = rss_kib() / 1024.0;
+}
+BENCHMARK(BM_NvmlCollect8Gpus)->Unit(benchmark::kMicrosecond)->UseRealTime();  // work runs on the worker thread
+
+}  // namespace
+
+BENCHMARK_MAIN();
