@@ -1,0 +1,82 @@
+// History -> SignalSet: native names and exposition-form labels, parsed back.
+#include "diagnose/live_input.h"
+
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "diagnose/mapping.h"
+
+namespace gpulens::diagnose {
+namespace {
+
+// Parses `a="x",b="y"` (exposition form, escaped) into pairs.
+std::vector<std::pair<std::string, std::string>> parse_labels(std::string_view text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t eq = text.find("=\"", i);
+    if (eq == std::string_view::npos) break;
+    std::string name(text.substr(i, eq - i));
+    std::string value;
+    size_t j = eq + 2;
+    while (j < text.size() && text[j] != '"') {
+      if (text[j] == '\\' && j + 1 < text.size()) {
+        value.push_back(text[j + 1] == 'n' ? '\n' : text[j + 1]);
+        j += 2;
+      } else {
+        value.push_back(text[j++]);
+      }
+    }
+    out.emplace_back(std::move(name), std::move(value));
+    i = j + 1;
+    if (i < text.size() && text[i] == ',') ++i;
+  }
+  return out;
+}
+
+struct SlotInfo {
+  uint32_t slot;
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> labels;
+  bool rate;  // History already turned this counter into a rate
+};
+
+}  // namespace
+
+SignalSet signals_from_history(const SeriesRegistry& registry, const History& history, int64_t from_ms,
+                               int64_t to_ms, const std::string& host) {
+  std::vector<SlotInfo> slots;
+  {
+    std::lock_guard lock(registry.mutex());
+    for (const FieldDef& f : catalog()) {
+      std::string name(f.name);
+      const bool histogram = f.type == MetricType::kHistogram;
+      if (histogram) name += "_bucket";
+      if (!known_name(name)) continue;
+      for (uint32_t s : registry.slots_of(f.id)) {
+        const gpulens::Series& se = registry.series(s);
+        if (histogram && !se.extra.starts_with("le=")) continue;  // _sum, _count
+        slots.push_back({s, name, parse_labels(se.labels), f.type == MetricType::kCounter});
+      }
+    }
+  }
+  SignalSetBuilder builder;
+  std::vector<LabelPair> views;
+  for (const SlotInfo& si : slots) {
+    diagnose::Series points;
+    history.read(si.slot, from_ms, to_ms, [&](int64_t t, float v) { points.push_back({t, v}); });
+    if (points.empty()) continue;
+    views.clear();
+    for (const auto& [k, v] : si.labels) views.emplace_back(k, v);
+    builder.add_for_host(host, si.name, views, std::move(points), si.rate);
+  }
+  return builder.build(from_ms, to_ms);
+}
+
+Report diagnose_live(const SeriesRegistry& registry, const History& history, int64_t now_ms,
+                     const Thresholds& thresholds, int64_t window_ms, const std::string& host) {
+  return diagnose(signals_from_history(registry, history, now_ms - window_ms, now_ms, host), thresholds);
+}
+
+}  // namespace gpulens::diagnose
