@@ -3,8 +3,20 @@ include(GoogleTest)
 
 # gpulens_test(NAME src1.cpp ... LIBS lib1 ...): one GoogleTest binary, its
 # tests discovered at test time so that ctest reports each case.
+#
+# GPULENS_SKIP_INCOMPLETE_TESTS (developer option, off in CI): skip a test
+# binary whose sources are not all there yet instead of failing to configure.
+option(GPULENS_SKIP_INCOMPLETE_TESTS "Skip test binaries with missing sources" OFF)
 function(gpulens_test name)
   cmake_parse_arguments(T "" "" "LIBS" ${ARGN})
+  if(GPULENS_SKIP_INCOMPLETE_TESTS)
+    foreach(src ${T_UNPARSED_ARGUMENTS})
+      if(NOT EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${src})
+        message(WARNING "skipping ${name}: ${src} is missing")
+        return()
+      endif()
+    endforeach()
+  endif()
   add_executable(${name} ${T_UNPARSED_ARGUMENTS})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_definitions(${name} PRIVATE

@@ -9,6 +9,10 @@
 namespace gpulens::cli {
 
 int run_version(int argc, char** argv);
+int run_serve(int argc, char** argv);
+int run_snapshot(int argc, char** argv);
+int run_record(int argc, char** argv);
+int run_check_config(int argc, char** argv);
 int run_nccl(int argc, char** argv);
 int run_trace(int argc, char** argv);
 int run_rules(int argc, char** argv);
@@ -17,6 +21,10 @@ int run_diagnose(int argc, char** argv);
 namespace {
 // One line per subcommand, in the order `gpulens --help` lists them.
 constexpr std::array kCommands{
+    Command{"serve", "run the agent: sample GPUs and host, serve /metrics and the JSON API", run_serve},
+    Command{"snapshot", "show every GPU through compute, memory, IO and health, once", run_snapshot},
+    Command{"record", "record the agent's series to an OpenMetrics file", run_record},
+    Command{"check-config", "validate a YAML config file", run_check_config},
     Command{"version", "print the version and build information", run_version},
     Command{"nccl", "analyse NCCL_DEBUG=INFO logs: transport, GDR, topology, errors", run_nccl},
     Command{"trace", "analyse PyTorch profiler traces: idle, overlap, kernels, launch delay", run_trace},

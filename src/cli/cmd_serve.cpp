@@ -1,0 +1,72 @@
+// `gpulens serve`: run the agent until SIGINT/SIGTERM.
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <iostream>
+
+#include "cli/command.h"
+#include "cli/setup.h"
+#include "util/duration.h"
+
+namespace gpulens::cli {
+
+int run_serve(int argc, char** argv) {
+  CLI::App app{"Run the agent: sample every GPU and the host, serve /metrics and the JSON API.", "gpulens serve"};
+  CommonFlags flags;
+  std::string listen, history;
+  bool dcgm = false;
+  flags.add_to(app);
+  app.add_option("--listen", listen, "HOST:PORT to serve on (default 127.0.0.1:9400; 0.0.0.0:9400 for all)");
+  app.add_option("--history", history, "how much history to keep in memory (default 1h)");
+  app.add_flag("--dcgm-names", dcgm, "also export dcgm-exporter's DCGM_FI_* names and labels");
+  if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+
+  auto config = flags.resolve();
+  if (!config) {
+    std::cerr << "gpulens serve: " << config.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (!listen.empty()) config->listen = listen;
+  if (dcgm) config->dcgm_names = true;
+  if (!history.empty()) {
+    auto ms = parse_duration_ms(history);
+    if (!ms) {
+      std::cerr << "gpulens serve: --history: " << ms.status().message() << "\n";
+      return kExitUsage;
+    }
+    config->history_ms = *ms;
+  }
+  if (auto problems = validate(*config); !problems.empty()) {
+    std::cerr << "gpulens serve: " << problems.front() << "\n";
+    return kExitUsage;
+  }
+
+  // Block the stop signals before any thread starts, then wait for them here.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  AgentOptions options{.listen = config->listen, .interval_ms = config->interval_ms, .history_ms = config->history_ms,
+                       .dcgm_names = config->dcgm_names, .scenario_label = ""};
+  auto agent = make_agent(*config, options, false);
+  if (!agent) {
+    std::cerr << "gpulens serve: " << agent.status().message() << "\n";
+    return kExitFailure;
+  }
+  AgentHooks hooks;
+  if (Status s = (*agent)->start(std::move(hooks)); !s) {
+    std::cerr << "gpulens serve: " << s.message() << "\n";
+    return kExitFailure;
+  }
+  std::cerr << "gpulens: serving on http://" << config->listen << "/metrics (interval "
+            << format_duration(config->interval_ms) << ", history " << format_duration(config->history_ms) << ")\n";
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  std::cerr << "gpulens: stopping (" << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ")\n";
+  (*agent)->stop();
+  return kExitOk;
+}
+
+}  // namespace gpulens::cli

@@ -1,0 +1,170 @@
+// Text and OpenMetrics rendering from dense live arrays.
+#include "export/exposition.h"
+
+#include <charconv>
+#include <cmath>
+#include <mutex>
+
+namespace gpulens {
+namespace {
+
+void append_help(std::string& out, std::string_view help, bool openmetrics) {
+  for (char c : help) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '"' && openmetrics) {
+      out += "\\\"";
+    } else {
+      out += c;
+    }
+  }
+}
+
+void append_timestamp(std::string& out, int64_t ms) {
+  char buf[32];
+  auto p = std::to_chars(buf, buf + sizeof buf, ms / 1000).ptr;
+  *p++ = '.';
+  const int frac = static_cast<int>(ms % 1000);
+  *p++ = static_cast<char>('0' + frac / 100);
+  *p++ = static_cast<char>('0' + frac / 10 % 10);
+  *p++ = static_cast<char>('0' + frac % 10);
+  out += ' ';
+  out.append(buf, p);
+}
+
+// Name suffix of a histogram series from its extra labels.
+std::string_view histogram_suffix(std::string_view extra) {
+  if (extra == "sum") return "_sum";
+  if (extra == "count") return "_count";
+  return "_bucket";
+}
+
+}  // namespace
+
+void append_value(std::string& out, double v) {
+  if (std::isnan(v)) {
+    out += "NaN";
+  } else if (std::isinf(v)) {
+    out += v > 0 ? "+Inf" : "-Inf";
+  } else {
+    char buf[32];
+    // Whole numbers (counters, bytes) print as integers, not 1e+12.
+    const bool whole = v == std::trunc(v) && std::fabs(v) < 9007199254740992.0;
+    auto p = whole ? std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(v)).ptr
+                   : std::to_chars(buf, buf + sizeof buf, v).ptr;
+    out.append(buf, p);
+  }
+}
+
+Format negotiate(std::string_view accept) {
+  // Weighted media ranges; we only care whether OpenMetrics is acceptable and
+  // preferred over (or equal to) text/plain.
+  double om = -1, text = -1;
+  while (!accept.empty()) {
+    size_t comma = accept.find(',');
+    std::string_view range = accept.substr(0, comma);
+    accept = comma == std::string_view::npos ? std::string_view{} : accept.substr(comma + 1);
+    double q = 1.0;
+    if (size_t qp = range.find("q="); qp != std::string_view::npos) {
+      std::string_view qs = range.substr(qp + 2);
+      double parsed = 0;
+      if (std::from_chars(qs.data(), qs.data() + qs.size(), parsed).ec == std::errc()) q = parsed;
+    }
+    while (!range.empty() && range.front() == ' ') range.remove_prefix(1);
+    if (range.starts_with("application/openmetrics-text")) {
+      // Only 1.0.0 (or unversioned) is what we write.
+      const bool v1 = range.find("version=") == std::string_view::npos || range.find("version=1.0.0") != std::string_view::npos;
+      if (v1) om = std::max(om, q);
+    } else if (range.starts_with("text/plain") || range.starts_with("*/*")) {
+      text = std::max(text, q);
+    }
+  }
+  return om > 0 && om >= text ? Format::kOpenMetrics : Format::kText004;
+}
+
+std::string_view content_type(Format f) {
+  return f == Format::kOpenMetrics ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+                                   : "text/plain; version=0.0.4; charset=utf-8";
+}
+
+std::string_view Renderer::render(const SeriesRegistry& registry, const LiveStore& live,
+                                  const RenderOptions& options) {
+  buf_.clear();
+  render_into(buf_, registry, live, options);
+  return buf_;
+}
+
+void Renderer::render_into(std::string& out, const SeriesRegistry& registry, const LiveStore& live,
+                           const RenderOptions& o) {
+  const bool om = o.format == Format::kOpenMetrics;
+  std::scoped_lock lock(registry.mutex(), live.mutex());
+
+  auto family = [&](const FieldDef& f, std::string_view name, std::string_view help, bool dcgm) {
+    // Skip families with no present series: no dangling HELP/TYPE.
+    bool any = false;
+    for (uint32_t s : registry.slots_of(f.id)) {
+      if (live.present(s)) {
+        any = true;
+        break;
+      }
+    }
+    if (!any) return;
+    std::string_view type = type_name(f.type);
+    if (!om && f.type == MetricType::kInfo) type = "gauge";
+    if (dcgm) type = f.type == MetricType::kCounter ? "counter" : "gauge";
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    append_help(out, help, om);
+    out += "\n# TYPE ";
+    out += name;
+    out += ' ';
+    out += type;
+    out += '\n';
+  };
+
+  for (const FieldDef& f : catalog()) {
+    if (o.native_names && f.native) {
+      const std::string_view fam = family_name(f, om);
+      family(f, fam, f.help, false);
+      for (uint32_t s : registry.slots_of(f.id)) {
+        if (!live.present(s)) continue;
+        const Series& series = registry.series(s);
+        std::string_view labels = series.labels;
+        out += f.name;
+        if (f.type == MetricType::kHistogram) {
+          out += histogram_suffix(series.extra);
+          if (series.extra == "sum" || series.extra == "count") labels = {};
+        }
+        if (!labels.empty()) {
+          out += '{';
+          out += labels;
+          out += '}';
+        }
+        out += ' ';
+        append_value(out, live.value(s));
+        if (om && o.timestamps) append_timestamp(out, live.time_ms(s));
+        out += '\n';
+      }
+    }
+    if (o.dcgm_names && !f.dcgm_name.empty()) {
+      family(f, f.dcgm_name, f.help, true);
+      for (uint32_t s : registry.slots_of(f.id)) {
+        if (!live.present(s)) continue;
+        const Series& series = registry.series(s);
+        out += f.dcgm_name;
+        out += '{';
+        out += series.dcgm_labels;
+        out += "} ";
+        append_value(out, live.value(s) * f.dcgm_scale);
+        if (om && o.timestamps) append_timestamp(out, live.time_ms(s));
+        out += '\n';
+      }
+    }
+  }
+  if (om && o.eof) out += "# EOF\n";
+}
+
+}  // namespace gpulens

@@ -1,0 +1,56 @@
+// Exposition: renders the live values in Prometheus text 0.0.4 or
+// OpenMetrics 1.0, optionally with dcgm-exporter's DCGM_FI_* names beside the
+// native ones.
+//
+// Families come out in catalog order, each with HELP and TYPE, series in
+// creation order. Every label set was rendered once when the series was
+// created, values are printed with std::to_chars, and the output buffer is
+// reused: in steady state a render allocates nothing.
+//
+//   Renderer r;
+//   std::string_view body = r.render(registry, live, {.format = Format::kOpenMetrics});
+//
+// Thread-safety: a Renderer is used by one thread; render() takes the
+// registry and live-store locks for its duration.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "model/series.h"
+#include "store/live.h"
+
+namespace gpulens {
+
+enum class Format { kText004, kOpenMetrics };
+
+struct RenderOptions {
+  Format format = Format::kText004;
+  bool native_names = true;
+  bool dcgm_names = false;
+  bool timestamps = false;  // OpenMetrics only: a timestamp on every sample (recordings)
+  bool eof = true;          // OpenMetrics only: end with "# EOF"
+};
+
+// Picks the format from an Accept header: OpenMetrics when it is offered
+// with a weight at least that of text/plain, else text 0.0.4.
+Format negotiate(std::string_view accept);
+std::string_view content_type(Format f);
+
+class Renderer {
+ public:
+  std::string_view render(const SeriesRegistry& registry, const LiveStore& live, const RenderOptions& options);
+  // Same, but appends to `out` (for recordings that concatenate renders).
+  void render_into(std::string& out, const SeriesRegistry& registry, const LiveStore& live,
+                   const RenderOptions& options);
+
+ private:
+  std::string buf_;
+};
+
+// Appends a sample value as Prometheus parses it (NaN, +Inf, -Inf, shortest
+// round-trip decimal otherwise).
+void append_value(std::string& out, double v);
+
+}  // namespace gpulens

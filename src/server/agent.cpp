@@ -1,0 +1,281 @@
+// Agent runtime: threads, self metrics, routes.
+#include "server/agent.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "server/gzip.h"
+#include "util/json.h"
+
+namespace gpulens {
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Agent::Agent(AgentOptions options, std::vector<std::unique_ptr<Source>> sources) : options_(std::move(options)) {
+  const int64_t interval = std::max<int64_t>(options_.interval_ms, 10);
+  history_ = std::make_unique<History>(static_cast<size_t>(std::max<int64_t>(1, options_.history_ms / interval)));
+  for (auto& s : sources) runners_.push_back({std::move(s), -1, {}});
+}
+
+Agent::~Agent() { stop(); }
+
+bool Agent::simulated() const {
+  for (const auto& r : runners_) {
+    if (r.source->simulated()) return true;
+  }
+  return false;
+}
+
+Status Agent::open(std::vector<std::string>& notes) {
+  std::vector<Runner> kept;
+  for (auto& r : runners_) {
+    Status s = r.source->open(registry_);
+    if (s.code() == Code::kNotApplicable) {
+      notes.push_back(std::string(r.source->name()) + ": not applicable: " + s.message());
+      continue;
+    }
+    if (!s.is_ok()) return Status(s.code(), std::string(r.source->name()) + ": " + s.message());
+    r.index = live_.add_source(std::string(r.source->name()), r.source->simulated());
+    kept.push_back(std::move(r));
+  }
+  runners_ = std::move(kept);
+  self_index_ = live_.add_source("gpulens", false);
+  return Status::ok();
+}
+
+void Agent::sample_into(Runner& r, Frame& frame, int64_t now_ms) {
+  const auto t0 = std::chrono::steady_clock::now();
+  frame.clear(now_ms);
+  Status s = r.source->sample(frame);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  live_.publish(r.index, frame);
+  live_.set_status(r.index, s.is_ok(), s.is_ok() ? "" : s.message(), seconds, now_ms);
+}
+
+void Agent::collect_once(int64_t now_ms) {
+  for (auto& r : runners_) {
+    Frame frame(registry_);
+    sample_into(r, frame, now_ms);
+  }
+  publish_self(now_ms);
+  history_->record(registry_, live_, now_ms);
+}
+
+void Agent::run_source(Runner& r) {
+  Frame frame(registry_);
+  const int64_t interval = options_.interval_ms;
+  int64_t next = wall_ms();
+  std::unique_lock lock(stop_mu_);
+  while (!stopping_) {
+    lock.unlock();
+    sample_into(r, frame, wall_ms());
+    lock.lock();
+    // Aligned ticks; after an overrun, skip the missed ones.
+    next += interval;
+    const int64_t now = wall_ms();
+    if (next < now) next = now + interval - (now - next) % interval;
+    stop_cv_.wait_for(lock, std::chrono::milliseconds(next - now), [&] { return stopping_; });
+  }
+}
+
+void Agent::publish_self(int64_t now_ms) {
+  Frame f(registry_);
+  f.clear(now_ms);
+  std::vector<SourceStatus> statuses;
+  {
+    std::lock_guard lock(live_.mutex());
+    statuses = live_.sources();
+  }
+  for (const auto& s : statuses) {
+    if (s.name == "gpulens") continue;
+    const std::string src = label("source", s.name);
+    f.set_node(FieldId::kAgentSourceUp, src, s.up ? 1 : 0);
+    f.set_node(FieldId::kAgentCollectionDuration, src, s.duration_seconds);
+    if (s.last_success_ms > 0) f.set_node(FieldId::kAgentSourceAge, src, std::max<int64_t>(0, now_ms - s.last_success_ms) / 1000.0);
+  }
+  f.set_node(FieldId::kAgentBuildInfo, label("version", GPULENS_VERSION), 1);
+  if (simulated()) f.set_node(FieldId::kAgentSimulated, label("scenario", options_.scenario_label), 1);
+  for (auto& fill : hooks_.self_metrics) fill(f);
+  // Series count includes this frame's own series.
+  size_t count = 0;
+  {
+    std::lock_guard lock(live_.mutex());
+    count = live_.present_count();
+  }
+  f.set_node(FieldId::kAgentSeries, static_cast<double>(count + f.values().size() + 1));
+  live_.publish(self_index_, f);
+}
+
+void Agent::run_recorder() {
+  const int64_t interval = options_.interval_ms;
+  int64_t next = wall_ms() + interval / 2;  // between source ticks
+  std::unique_lock lock(stop_mu_);
+  while (!stopping_) {
+    const int64_t now = wall_ms();
+    if (now < next) {
+      stop_cv_.wait_for(lock, std::chrono::milliseconds(next - now), [&] { return stopping_; });
+      continue;
+    }
+    lock.unlock();
+    publish_self(now);
+    history_->record(registry_, live_, now);
+    for (auto& cb : hooks_.on_record) cb(now);
+    lock.lock();
+    next += interval;
+    if (next < wall_ms()) next = wall_ms() + interval;
+  }
+}
+
+Status Agent::start(AgentHooks hooks) {
+  hooks_ = std::move(hooks);
+  stopping_ = false;
+  // A first sample of everything before serving, so the first scrape has data.
+  collect_once(wall_ms());
+  for (auto& r : runners_) r.thread = std::thread([this, &r] { run_source(r); });
+  recorder_ = std::thread([this] { run_recorder(); });
+  if (!options_.listen.empty()) {
+    server_ = std::make_unique<HttpServer>(HttpServerOptions{.listen = options_.listen},
+                                           [this](const ServerRequest& req, ServerResponse& res) { handle(req, res); });
+    if (Status s = server_->start(); !s) {
+      server_.reset();
+      stop();
+      return s;
+    }
+  }
+  return Status::ok();
+}
+
+void Agent::stop() {
+  if (server_) server_->stop();
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (recorder_.joinable()) recorder_.join();
+  for (auto& r : runners_) {
+    if (r.thread.joinable()) r.thread.join();
+  }
+}
+
+std::string Agent::current_json() {
+  std::string out;
+  out.reserve(1 << 16);
+  std::scoped_lock lock(registry_.mutex(), live_.mutex());
+  const int gpus = registry_.gpu_count();
+  // Per entity: "name{extra}": value
+  std::vector<std::string> fields(gpus + 1);
+  for (uint32_t s = 0; s < registry_.count() && s < live_.size(); ++s) {
+    if (!live_.present(s)) continue;
+    const Series& series = registry_.series(s);
+    const FieldDef& f = field(series.field);
+    if (f.layer == Layer::kAgent) continue;
+    std::string& dst = fields[series.gpu < 0 ? gpus : std::min(series.gpu, gpus - 1)];
+    if (series.gpu >= gpus) continue;
+    if (!dst.empty()) dst += ',';
+    std::string key(f.name);
+    if (!series.extra.empty()) key += "{" + series.extra + "}";
+    append_json_string(dst, key);
+    dst += ':';
+    append_json_number(dst, live_.value(s));
+  }
+  out += "{\"time\":";
+  append_json_string(out, std::to_string(wall_ms() / 1000));
+  out += ",\"simulated\":";
+  out += simulated() ? "true" : "false";
+  out += ",\"sources\":[";
+  bool first = true;
+  for (const auto& s : live_.sources()) {
+    if (s.name == "gpulens") continue;
+    if (!first) out += ',';
+    first = false;
+    out += "{\"name\":";
+    append_json_string(out, s.name);
+    out += ",\"up\":";
+    out += s.up ? "true" : "false";
+    out += ",\"error\":";
+    append_json_string(out, s.last_error);
+    out += '}';
+  }
+  out += "],\"gpus\":[";
+  for (int g = 0; g < gpus; ++g) {
+    if (g) out += ',';
+    const GpuIdentity* id = registry_.gpu(g);
+    out += "{\"gpu\":";
+    append_json_string(out, std::to_string(g));
+    out += ",\"uuid\":";
+    append_json_string(out, id ? id->uuid : "");
+    out += ",\"name\":";
+    append_json_string(out, id ? id->name : "");
+    out += ",\"fields\":{";
+    out += fields[g];
+    out += "}}";
+  }
+  out += "],\"node\":{\"fields\":{";
+  out += fields[gpus];
+  out += "}}}\n";
+  return out;
+}
+
+void Agent::handle(const ServerRequest& req, ServerResponse& res) {
+  if (req.path == "/metrics") {
+    const Format format = negotiate(req.accept);
+    const bool gzip = accepts_gzip(req.accept_encoding);
+    Cached& c = cache_[format == Format::kOpenMetrics][gzip];
+    uint64_t generation;
+    {
+      std::lock_guard lock(live_.mutex());
+      generation = live_.generation();
+    }
+    if (c.generation != generation) {
+      RenderOptions ro{.format = format, .native_names = true, .dcgm_names = options_.dcgm_names};
+      std::string_view body = renderer_.render(registry_, live_, ro);
+      if (gzip) {
+        static thread_local Gzipper gz;
+        gz.compress(body, c.body);
+      } else {
+        c.body.assign(body);
+      }
+      c.generation = generation;
+    }
+    res.content_type = content_type(format);
+    if (gzip) res.content_encoding = "gzip";
+    res.body_view = c.body;
+    return;
+  }
+  if (req.path == "/healthz") {
+    res.body = "ok\n";
+    return;
+  }
+  if (req.path == "/api/v1/current") {
+    res.content_type = "application/json";
+    res.body = current_json();
+    return;
+  }
+  if (req.path == "/api/v1/findings") {
+    if (!hooks_.findings_json) {
+      res.status = 404;
+      res.body = "diagnosis is not enabled in this agent\n";
+      return;
+    }
+    res.content_type = "application/json";
+    res.body = hooks_.findings_json(wall_ms());
+    return;
+  }
+  if (req.path == "/") {
+    res.content_type = "text/html; charset=utf-8";
+    res.body =
+        "<html><head><title>gpulens</title></head><body><h1>gpulens</h1><ul>"
+        "<li><a href=\"/metrics\">/metrics</a></li><li><a href=\"/api/v1/current\">/api/v1/current</a></li>"
+        "<li><a href=\"/api/v1/findings\">/api/v1/findings</a></li><li><a href=\"/healthz\">/healthz</a></li>"
+        "</ul></body></html>\n";
+    return;
+  }
+  res.status = 404;
+  res.body = "not found: try /metrics, /api/v1/current, /api/v1/findings or /healthz\n";
+}
+
+}  // namespace gpulens

@@ -1,0 +1,117 @@
+// Agent: the running gpulens — sources on their own threads, the live store,
+// the history recorder, self metrics and the HTTP routes.
+//
+// Each source samples on its own thread at the interval, so a source that
+// hangs (a stuck driver call) delays only itself: scrapes keep being served
+// from the last complete sample of every source, and
+// gpulens_sample_age_seconds{source} shows how old it is.
+//
+// Routes:
+//   /metrics            Prometheus text 0.0.4 or OpenMetrics 1.0 (Accept), gzip
+//   /healthz            "ok" while the agent runs
+//   /api/v1/current     current values as JSON (what `gpulens snapshot` reads)
+//   /api/v1/findings    diagnosis of the recent history as JSON
+//   /                   a short index
+//
+// Start order: open sources -> start source threads -> recorder -> HTTP.
+// Stop order is the reverse.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "export/exposition.h"
+#include "model/series.h"
+#include "server/http_server.h"
+#include "sources/options.h"
+#include "sources/source.h"
+#include "store/history.h"
+#include "store/live.h"
+
+namespace gpulens {
+
+struct AgentOptions {
+  std::string listen = "127.0.0.1:9400";
+  int64_t interval_ms = 1000;
+  int64_t history_ms = 3600 * 1000;
+  bool dcgm_names = false;
+  std::string scenario_label;  // for gpulens_simulated{scenario}
+};
+
+// Hooks for modules the agent hosts without depending on them.
+struct AgentHooks {
+  // Fills extra self metrics each tick (remote_write queue, findings).
+  std::vector<std::function<void(Frame&)>> self_metrics;
+  // Called after each history record (remote_write snapshot, diagnosis).
+  std::vector<std::function<void(int64_t now_ms)>> on_record;
+  // JSON body of /api/v1/findings; absent: 404.
+  std::function<std::string(int64_t now_ms)> findings_json;
+};
+
+class Agent {
+ public:
+  Agent(AgentOptions options, std::vector<std::unique_ptr<Source>> sources);
+  ~Agent();
+
+  // Opens every source. Sources that are not applicable are dropped with a
+  // note in `notes`; other open errors fail.
+  Status open(std::vector<std::string>& notes);
+  // Starts sampling, recording and (unless listen is empty) the HTTP server.
+  Status start(AgentHooks hooks = {});
+  void stop();
+
+  SeriesRegistry& registry() { return registry_; }
+  LiveStore& live() { return live_; }
+  History& history() { return *history_; }
+  bool simulated() const;
+  int port() const { return server_ ? server_->port() : 0; }
+  // Samples every source once, synchronously, at `now_ms` (snapshot, record).
+  void collect_once(int64_t now_ms);
+  // Current values as the JSON document of /api/v1/current.
+  std::string current_json();
+
+ private:
+  struct Runner {
+    std::unique_ptr<Source> source;
+    int index = -1;
+    std::thread thread;
+  };
+  void run_source(Runner& r);
+  void run_recorder();
+  void publish_self(int64_t now_ms);
+  void handle(const ServerRequest& req, ServerResponse& res);
+  void sample_into(Runner& r, Frame& frame, int64_t now_ms);
+
+  AgentOptions options_;
+  SeriesRegistry registry_;
+  LiveStore live_;
+  std::unique_ptr<History> history_;
+  std::vector<Runner> runners_;
+  int self_index_ = -1;
+  AgentHooks hooks_;
+  std::unique_ptr<HttpServer> server_;
+
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::thread recorder_;
+
+  // /metrics cache: one per (format, gzip), valid for one live generation.
+  struct Cached {
+    uint64_t generation = ~0ULL;
+    std::string body;
+  };
+  Renderer renderer_;
+  Cached cache_[2][2];
+  std::string gzip_scratch_;
+};
+
+int64_t wall_ms();
+
+}  // namespace gpulens

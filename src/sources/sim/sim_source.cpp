@@ -1,0 +1,418 @@
+// Derivation of every field from the scenario's workload at time t.
+#include "sources/sim/sim_source.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "model/catalog.h"
+
+namespace gpulens {
+namespace {
+
+using sim::Fault;
+using sim::Scenario;
+using sim::Workload;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGB = 1e9;
+
+uint64_t mix(uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Deterministic noise in [-1, 1] for (seed, gpu, channel, second).
+double noise(uint64_t seed, int gpu, int channel, int64_t second) {
+  uint64_t h = mix(seed ^ mix(static_cast<uint64_t>(gpu + 1) * 1000003ULL + channel) ^ mix(second));
+  return static_cast<double>(h >> 11) / static_cast<double>(1ULL << 52) * 2.0 - 1.0;
+}
+
+double clamp01(double v) { return std::clamp(v, 0.0, 1.0); }
+
+// Per-direction PCIe line rate in bytes/s (reference table: GT/s x encoding / 8).
+double pcie_peak(int gen, int width) {
+  static constexpr double kPerLane[] = {0, 0.25e9, 0.5e9, 0.9846e9, 1.9692e9, 3.9385e9, 7.5625e9};
+  return kPerLane[std::clamp(gen, 1, 6)] * width;
+}
+
+// Standard normal CDF.
+double phi(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+struct GpuState {
+  double pcie_tx = 0, pcie_rx = 0, energy = 0, retries = 0;
+  std::vector<double> nvl_tx, nvl_rx;
+  double reason_seconds[9] = {};
+};
+
+struct NodeState {
+  double cpu[8] = {};  // by kCpuModes
+  double psi_cpu = 0, psi_io_some = 0, psi_io_full = 0, psi_mem = 0;
+  double disk_time = 0, disk_read = 0, disk_written = 0;
+  double nic_rx = 0, nic_tx = 0;
+  std::vector<double> ib_rx, ib_tx;
+  std::vector<double> buckets;  // cumulative counts per latency bucket
+  double lat_sum = 0, lat_count = 0;
+};
+
+constexpr const char* kCpuModes[8] = {"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"};
+
+class SimSource final : public Source {
+ public:
+  SimSource(Scenario s, uint64_t seed, double speed) : s_(std::move(s)), seed_(seed), speed_(speed) {}
+
+  std::string_view name() const override { return "sim"; }
+  bool simulated() const override { return true; }
+
+  Status open(SeriesRegistry& reg) override {
+    reg.set_hostname(s_.hostname);
+    static constexpr int kBus[] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb};
+    for (int g = 0; g < s_.gpus; ++g) {
+      const uint64_t h = mix(std::hash<std::string>{}(s_.hostname) + g);
+      char uuid[64], bus[32], serial[32];
+      std::snprintf(uuid, sizeof uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(h >> 32),
+                    static_cast<unsigned>(h >> 16) & 0xffff, static_cast<unsigned>(h) & 0xffff,
+                    static_cast<unsigned>(mix(h) >> 48), static_cast<unsigned long long>(mix(h + 1) >> 16));
+      std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", g < 8 ? kBus[g] : 0x100 - 8 + g % 8);
+      std::snprintf(serial, sizeof serial, "SIM%010llu", static_cast<unsigned long long>(h % 10000000000ULL));
+      reg.set_gpu(g, {.uuid = uuid, .name = std::string(s_.model.name), .pci_bus_id = bus, .serial = serial});
+      GpuState st;
+      st.nvl_tx.assign(s_.model.nvlink_links, 0);
+      st.nvl_rx.assign(s_.model.nvlink_links, 0);
+      gpus_.push_back(std::move(st));
+    }
+    node_.ib_rx.assign(s_.ib_ports, 0);
+    node_.ib_tx.assign(s_.ib_ports, 0);
+    node_.buckets.assign(latency_buckets().size(), 0);
+    for (int g = 0; g < s_.gpus; ++g) {
+      uuids_.push_back(reg.gpu(g)->uuid);
+    }
+    return Status::ok();
+  }
+
+  Status sample(Frame& f) override {
+    const int64_t now = f.time_ms();
+    if (start_ms_ < 0) start_ms_ = last_ms_ = now;
+    const double dt = std::max(0.0, (now - last_ms_) / 1000.0);
+    last_ms_ = now;
+    const int64_t elapsed = static_cast<int64_t>((now - start_ms_) * speed_);
+    int64_t into = 0;
+    const auto& phase = s_.phase_at(elapsed, &into);
+    Workload w = phase.workload;
+    if (w.fragmentation_end >= 0) {
+      const double p = phase.duration_ms ? static_cast<double>(into) / phase.duration_ms : 1.0;
+      w.fragmentation += (w.fragmentation_end - w.fragmentation) * std::min(1.0, p);
+    }
+    const int64_t second = now / 1000;
+
+    // A GPU lost to an XID 79 stalls the whole job on the node.
+    int lost_gpu = -1;
+    for (const auto& fault : s_.faults) {
+      if (fault.kind == "xid" && fault.xid == 79 && elapsed >= fault.after_ms) lost_gpu = fault.gpu;
+    }
+    double node_duty = 0;
+    for (int g = 0; g < s_.gpus; ++g) node_duty += sample_gpu(f, g, w, elapsed, second, dt, lost_gpu);
+    sample_node(f, w, node_duty / s_.gpus, second, dt, lost_gpu >= 0);
+    return Status::ok();
+  }
+
+ private:
+  const Fault* fault(int gpu, const char* kind, int64_t elapsed) const {
+    for (const auto& x : s_.faults) {
+      if (x.gpu == gpu && x.kind == kind && elapsed >= x.after_ms) return &x;
+    }
+    return nullptr;
+  }
+
+  // Returns the GPU's duty (for host-side derivations).
+  double sample_gpu(Frame& f, int g, Workload w, int64_t elapsed, int64_t second, double dt, int lost_gpu) {
+    auto& st = gpus_[g];
+    const auto& m = s_.model;
+    auto n = [&](int channel) { return noise(seed_, g, channel, second); };
+    const bool lost = g == lost_gpu;
+    const bool stalled = lost_gpu >= 0 && !lost;
+    if (fault(g, "idle_gpu", elapsed)) {
+      w.duty = w.sm_efficiency = w.tensor = w.dram = w.fp32 = w.fp16 = w.fp64 = 0;
+      w.h2d_gbps = w.d2h_gbps = w.nvlink_gbps = 0;
+      w.mem_used = 0.01;
+    }
+
+    // Identity and XID events are reported even for a lost GPU.
+    f.set(FieldId::kGpuInfo, g,
+          label("pci_bus_id", f.registry().gpu(g)->pci_bus_id) + "," + label("driver", "simulated") + "," +
+              label("serial", f.registry().gpu(g)->serial),
+          1);
+    for (const auto& x : s_.faults) {
+      if (x.gpu == g && x.kind == "xid" && elapsed >= x.after_ms) {
+        f.set(FieldId::kGpuXidErrors, g, label("xid", std::to_string(x.xid)), 1);
+        f.set(FieldId::kGpuLastXid, g, x.xid);
+        f.set(FieldId::kGpuLastXidTime, g, static_cast<double>(start_ms_ + x.after_ms / speed_) / 1000.0);
+      }
+    }
+    f.set(FieldId::kGpuUp, g, lost ? 0 : 1);
+    if (lost) return 0;
+
+    double duty = w.duty;
+    if (w.burst && duty > 0) {
+      // Bursts: a 2-second slot is busy with probability duty.
+      const double u = (noise(seed_, g, 99, second / 2) + 1) / 2;
+      duty = u < w.duty ? 0.92 + 0.08 * n(1) : 0.03 * (n(2) + 1);
+    } else {
+      duty = clamp01(duty + 0.02 * n(1));
+    }
+    double sm_active = duty * w.sm_efficiency;
+    double gpu_util = duty;
+    double tensor = w.tensor * duty, dram = w.dram * duty;
+    double h2d = w.h2d_gbps * kGB * (duty > 0.05 || !w.burst ? 1 : 0.1), d2h = w.d2h_gbps * kGB;
+    double nvlink = w.nvlink_gbps * kGB;
+    if (stalled) {
+      // The job lost a peer: NCCL kernels spin waiting for it.
+      gpu_util = 1.0;
+      sm_active = 0.02;
+      tensor = dram = 0;
+      h2d = d2h = nvlink = 0;
+      duty = 0;
+    }
+    const double occupancy = w.occupancy * sm_active;
+    h2d *= 1 + 0.03 * n(3);
+    d2h *= 1 + 0.03 * n(4);
+
+    // Clocks, power, temperature.
+    const bool thermal = fault(g, "thermal", elapsed) != nullptr;
+    const Fault* pcap = fault(g, "power_cap", elapsed);
+    const bool busy = gpu_util > 0.05;
+    const double limit = pcap ? m.power_limit_w * 0.6 : m.power_limit_w;
+    double power = m.idle_power_w +
+                   (m.power_limit_w - m.idle_power_w) * (0.2 * gpu_util + 0.45 * sm_active + 0.2 * dram + 0.15 * tensor);
+    double clock = busy ? 1.0 : 0.3;
+    uint64_t reasons = busy ? 0 : 0x1;
+    if (pcap && power >= limit * 0.97) {
+      power = limit * (0.985 + 0.01 * n(5));
+      clock = 0.78 + 0.03 * n(6);
+      reasons |= 0x4;
+    }
+    power = std::min(power * (1 + 0.01 * n(7)), limit);
+    double temp = 28 + 0.068 * power + 1.0 * n(8);
+    if (thermal) {
+      temp = 89 + 1.5 * n(8);
+      clock = std::min(clock, 0.68 + 0.03 * n(6));
+      reasons |= 0x20 | 0x40;
+    }
+    st.energy += power * dt;
+
+    const double total = m.memory_mib * kMiB;
+    const double used = total * w.mem_used;
+    const double driver_reserved = total * 0.006;
+
+    f.set(FieldId::kGpuUtilization, g, clamp01(gpu_util));
+    f.set(FieldId::kGpuSmActive, g, clamp01(sm_active));
+    f.set(FieldId::kGpuSmOccupancy, g, clamp01(occupancy));
+    f.set(FieldId::kGpuGraphicsEngineActive, g, clamp01(gpu_util * 0.98));
+    f.set(FieldId::kGpuTensorActive, g, clamp01(tensor));
+    f.set(FieldId::kGpuFp64Active, g, clamp01(w.fp64 * duty));
+    f.set(FieldId::kGpuFp32Active, g, clamp01(w.fp32 * duty));
+    f.set(FieldId::kGpuFp16Active, g, clamp01(w.fp16 * duty));
+    f.set(FieldId::kGpuSmClock, g, std::round(m.sm_clock_max_mhz * clock) * 1e6);
+    f.set(FieldId::kGpuSmClockMax, g, m.sm_clock_max_mhz * 1e6);
+    f.set(FieldId::kGpuMemClock, g, m.mem_clock_max_mhz * 1e6);
+    f.set(FieldId::kGpuMemClockMax, g, m.mem_clock_max_mhz * 1e6);
+
+    f.set(FieldId::kGpuMemoryTotal, g, total);
+    f.set(FieldId::kGpuMemoryUsed, g, used);
+    f.set(FieldId::kGpuMemoryReserved, g, driver_reserved);
+    f.set(FieldId::kGpuMemoryFree, g, std::max(0.0, total - used - driver_reserved));
+    f.set(FieldId::kGpuMemoryUtil, g, clamp01(dram * 0.9));
+    f.set(FieldId::kGpuDramActive, g, clamp01(dram));
+    if (w.mem_used > 0.05) {
+      const double reserved = used * 0.96;
+      const double frag = clamp01(w.fragmentation + 0.01 * n(9));
+      f.set(FieldId::kGpuAllocatorReserved, g, reserved);
+      f.set(FieldId::kGpuAllocatorAllocated, g, reserved * (1 - frag));
+      f.set(FieldId::kGpuMemoryFragmentation, g, frag);
+      if (frag > 0.5) st.retries += 0.5 * dt;
+      f.set(FieldId::kGpuAllocatorRetries, g, std::floor(st.retries));
+    }
+
+    // PCIe: an idle link drops to Gen1 to save power; a degraded one stays low.
+    int gen = s_.pcie_gen, width = s_.pcie_width;
+    if (const Fault* ld = fault(g, "link_degraded", elapsed)) {
+      gen = std::min(gen, ld->gen);
+      width = std::min(width, ld->width);
+    }
+    if (!busy) gen = 1;
+    const double peak = pcie_peak(gen, width);
+    h2d = std::min(h2d, peak * 0.97);
+    d2h = std::min(d2h, peak * 0.97);
+    st.pcie_rx += h2d * dt;
+    st.pcie_tx += d2h * dt;
+    f.set(FieldId::kGpuPcieRxRate, g, h2d);
+    f.set(FieldId::kGpuPcieTxRate, g, d2h);
+    f.set(FieldId::kGpuPcieRxBytes, g, std::floor(st.pcie_rx));
+    f.set(FieldId::kGpuPcieTxBytes, g, std::floor(st.pcie_tx));
+    f.set(FieldId::kGpuPciePeak, g, "basis=\"link\"", peak);
+    f.set(FieldId::kGpuPcieRxUtil, g, clamp01(h2d / peak));
+    f.set(FieldId::kGpuPcieTxUtil, g, clamp01(d2h / peak));
+    f.set(FieldId::kGpuPcieLinkGen, g, gen);
+    f.set(FieldId::kGpuPcieLinkGenMax, g, s_.pcie_gen);
+    f.set(FieldId::kGpuPcieLinkWidth, g, width);
+    f.set(FieldId::kGpuPcieLinkWidthMax, g, s_.pcie_width);
+    f.set(FieldId::kGpuPcieReplays, g, 0);
+
+    if (m.nvlink_links > 0) {
+      const double per_link = nvlink * (1 + 0.02 * n(10)) / m.nvlink_links;
+      for (int l = 0; l < m.nvlink_links; ++l) {
+        st.nvl_tx[l] += per_link * dt;
+        st.nvl_rx[l] += per_link * dt;
+        const std::string link = label("link", std::to_string(l));
+        f.set(FieldId::kGpuNvlinkTxBytes, g, link, std::floor(st.nvl_tx[l]));
+        f.set(FieldId::kGpuNvlinkRxBytes, g, link, std::floor(st.nvl_rx[l]));
+        f.set(FieldId::kGpuNvlinkLinkUp, g, link, 1);
+      }
+      f.set(FieldId::kGpuNvlinkTxRate, g, per_link * m.nvlink_links);
+      f.set(FieldId::kGpuNvlinkRxRate, g, per_link * m.nvlink_links);
+      f.set(FieldId::kGpuNvlinkUtil, g, clamp01(per_link / (m.nvlink_gbps_per_link * kGB)));
+      for (int p = 0; p < s_.gpus; ++p) {
+        if (p != g) f.set(FieldId::kGpuTopology, g, label("peer", std::to_string(p)) + ",path=\"NVLINK\"", 1);
+      }
+    }
+    f.set(FieldId::kGpuNumaNode, g, g < s_.gpus / 2 ? 0 : 1);
+
+    f.set(FieldId::kGpuPower, g, power);
+    f.set(FieldId::kGpuPowerLimit, g, limit);
+    f.set(FieldId::kGpuEnergy, g, st.energy);
+    f.set(FieldId::kGpuTemperature, g, std::round(temp));
+    f.set(FieldId::kGpuMemoryTemperature, g, std::round(temp + 4));
+    f.set(FieldId::kGpuPstate, g, busy ? 0 : 8);
+    f.set(FieldId::kGpuClockEventReasons, g, static_cast<double>(reasons));
+    const auto all_reasons = clock_reasons();
+    for (size_t r = 0; r < all_reasons.size(); ++r) {
+      const bool on = reasons & all_reasons[r].bit;
+      if (on) st.reason_seconds[r] += dt;
+      const std::string reason = label("reason", all_reasons[r].label);
+      f.set(FieldId::kGpuClockEventActive, g, reason, on ? 1 : 0);
+      f.set(FieldId::kGpuClockEventSeconds, g, reason, st.reason_seconds[r]);
+    }
+    f.set(FieldId::kGpuEccErrors, g, "type=\"corrected\"", 0);
+    f.set(FieldId::kGpuEccErrors, g, "type=\"uncorrected\"", 0);
+    f.set(FieldId::kGpuRemappedRows, g, "cause=\"correctable\"", 0);
+    f.set(FieldId::kGpuRemappedRows, g, "cause=\"uncorrectable\"", 0);
+    f.set(FieldId::kGpuRowRemapFailure, g, 0);
+    return duty;
+  }
+
+  void sample_node(Frame& f, const Workload& w, double duty, int64_t second, double dt, bool stalled) {
+    auto n = [&](int channel) { return noise(seed_, -1, channel, second); };
+    const double cpus = s_.cpus;
+    double busy = clamp01(w.cpu_busy + 0.02 * n(1));
+    if (stalled) busy = std::min(busy, 0.08);
+    const double iowait = clamp01(w.iowait * (1 + 0.1 * n(2)));
+    const double idle = std::max(0.0, 1 - busy - iowait);
+    const double share[8] = {busy * 0.78, 0.0, busy * 0.18, idle, iowait, busy * 0.01, busy * 0.03, 0.0};
+    for (int m = 0; m < 8; ++m) {
+      node_.cpu[m] += share[m] * cpus * dt;
+      f.set_node(FieldId::kHostCpuSeconds, label("mode", kCpuModes[m]), node_.cpu[m]);
+    }
+    f.set_node(FieldId::kHostCpuCount, cpus);
+    node_.psi_cpu += clamp01(w.psi_cpu * (1 + 0.1 * n(3))) * dt;
+    node_.psi_io_some += clamp01(w.psi_io * (1 + 0.1 * n(4))) * dt;
+    node_.psi_io_full += clamp01(w.psi_io * 0.6) * dt;
+    f.set_node(FieldId::kHostPressureCpuWaiting, node_.psi_cpu);
+    f.set_node(FieldId::kHostPressureIoWaiting, node_.psi_io_some);
+    f.set_node(FieldId::kHostPressureIoStalled, node_.psi_io_full);
+    f.set_node(FieldId::kHostPressureMemoryWaiting, node_.psi_mem);
+
+    const std::string disk = label("device", "nvme0n1");
+    node_.disk_time += clamp01(w.disk_busy * (1 + 0.05 * n(5))) * dt;
+    node_.disk_read += w.disk_read_mbps * 1e6 * (1 + 0.05 * n(6)) * dt;
+    node_.disk_written += 5e6 * dt;
+    f.set_node(FieldId::kHostDiskIoTime, disk, node_.disk_time);
+    f.set_node(FieldId::kHostDiskReadBytes, disk, std::floor(node_.disk_read));
+    f.set_node(FieldId::kHostDiskWrittenBytes, disk, std::floor(node_.disk_written));
+
+    // Inter-node traffic goes over IB unless NCCL fell back to TCP sockets.
+    const double net = stalled ? 0 : w.net_gbps * kGB * (0.4 + 0.6 * std::max(duty, 0.5));
+    const bool over_socket = w.transport == "socket";
+    const double nic_speed = s_.nic_gbps * 1e9 / 8;
+    const double nic_rate = over_socket ? std::min(net, nic_speed * 0.96) : 2e6 * (1 + 0.2 * n(7));
+    node_.nic_rx += nic_rate * dt;
+    node_.nic_tx += nic_rate * dt;
+    const std::string nic = label("device", s_.nic);
+    f.set_node(FieldId::kHostNetworkReceiveBytes, nic, std::floor(node_.nic_rx));
+    f.set_node(FieldId::kHostNetworkTransmitBytes, nic, std::floor(node_.nic_tx));
+    f.set_node(FieldId::kHostNetworkSpeed, nic, nic_speed);
+    for (int p = 0; p < s_.ib_ports; ++p) {
+      const double rate = over_socket ? 0 : net / s_.ib_ports;
+      node_.ib_rx[p] += rate * dt;
+      node_.ib_tx[p] += rate * dt;
+      const std::string port = label("device", "mlx5_" + std::to_string(p)) + ",port=\"1\"";
+      f.set_node(FieldId::kHostInfinibandReceiveBytes, port, std::floor(node_.ib_rx[p]));
+      f.set_node(FieldId::kHostInfinibandTransmitBytes, port, std::floor(node_.ib_tx[p]));
+      f.set_node(FieldId::kHostInfinibandRate, port, s_.ib_gbps * 1e9 / 8);
+    }
+
+    if (w.kind == "inference" && w.rps > 0) {
+      // Log-normal latency with the scenario's p50 and p99.
+      const double mu = std::log(w.p50_ms / 1000.0);
+      const double sigma = std::max(1e-3, std::log(w.p99_ms / w.p50_ms) / 2.326);
+      const double requests = stalled ? 0 : w.rps * dt;
+      const auto bounds = latency_buckets();
+      for (size_t b = 0; b < bounds.size(); ++b) {
+        node_.buckets[b] += requests * phi((std::log(bounds[b]) - mu) / sigma);
+      }
+      node_.lat_count += requests;
+      node_.lat_sum += requests * std::exp(mu + sigma * sigma / 2);
+      for (size_t b = 0; b < bounds.size(); ++b) {
+        char le[32];
+        std::snprintf(le, sizeof le, "le=\"%g\"", bounds[b]);
+        f.set_node(FieldId::kServingLatency, le, std::floor(node_.buckets[b]));
+      }
+      f.set_node(FieldId::kServingLatency, "le=\"+Inf\"", std::floor(node_.lat_count));
+      f.set_node(FieldId::kServingLatency, "sum", node_.lat_sum);
+      f.set_node(FieldId::kServingLatency, "count", std::floor(node_.lat_count));
+      f.set_node(FieldId::kServingRequestsRunning, std::round(w.rps * w.p50_ms / 1000.0));
+      f.set_node(FieldId::kServingRequestsWaiting, std::round(w.queue * (1 + 0.2 * n(8))));
+    }
+  }
+
+  Scenario s_;
+  uint64_t seed_;
+  double speed_;
+  int64_t start_ms_ = -1, last_ms_ = 0;
+  std::vector<GpuState> gpus_;
+  std::vector<std::string> uuids_;
+  NodeState node_;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> make_sim_source(sim::Scenario scenario, uint64_t seed, double speed) {
+  return std::make_unique<SimSource>(std::move(scenario), seed, speed);
+}
+
+namespace {
+// A source whose open() reports why the scenario could not be loaded.
+class BrokenSource final : public Source {
+ public:
+  explicit BrokenSource(Status s) : status_(std::move(s)) {}
+  std::string_view name() const override { return "sim"; }
+  bool simulated() const override { return true; }
+  Status open(SeriesRegistry&) override { return status_; }
+  Status sample(Frame&) override { return status_; }
+
+ private:
+  Status status_;
+};
+}  // namespace
+
+std::unique_ptr<Source> make_sim_source(const SourceOptions& options) {
+  const std::string dir = options.sim.scenario_dir.empty() ? sim::default_scenario_dir() : options.sim.scenario_dir;
+  auto scenario = sim::load_scenario(options.sim.scenario, dir);
+  if (!scenario) return std::make_unique<BrokenSource>(scenario.status());
+  return make_sim_source(std::move(*scenario), options.sim.seed, options.sim.speed);
+}
+
+}  // namespace gpulens

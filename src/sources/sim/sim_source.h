@@ -1,0 +1,28 @@
+// The simulator source: a node of GPUs running a scenario.
+//
+// Values of all layers are derived from one workload description, so they
+// agree with each other the way real ones do: a starved input pipeline shows
+// bursty, low SM activity, little PCIe traffic and busy host CPUs; an XID 79
+// takes one GPU off the bus and stalls its peers. Output depends only on the
+// scenario, the seed and the frame time: the same inputs give the same values,
+// which is what tests and recordings need.
+//
+// Time: the scenario starts at the first frame's time; `speed` scales how
+// fast it runs against the frame clock.
+//
+// Thread-safety: like every source, one sampling thread.
+#pragma once
+
+#include <memory>
+
+#include "sources/options.h"
+#include "sources/sim/scenario.h"
+#include "sources/source.h"
+
+namespace gpulens {
+
+std::unique_ptr<Source> make_sim_source(const SourceOptions& options);
+// For tests and `record`: a simulator over an already loaded scenario.
+std::unique_ptr<Source> make_sim_source(sim::Scenario scenario, uint64_t seed, double speed);
+
+}  // namespace gpulens

@@ -1,0 +1,164 @@
+// The simulator's values agree across layers and are deterministic.
+#include "sources/sim/sim_source.h"
+
+#include <gtest/gtest.h>
+
+#include "store/live.h"
+
+namespace gpulens {
+namespace {
+
+const std::string kDir = std::string(GPULENS_SOURCE_DIR) + "/scenarios";
+
+struct SimRun {
+  SeriesRegistry reg;
+  LiveStore live;
+  int src = live.add_source("sim", true);
+  std::unique_ptr<Source> sim;
+
+  explicit SimRun(const std::string& scenario, uint64_t seed = 1) {
+    auto s = sim::load_scenario(scenario, kDir);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    sim = make_sim_source(std::move(*s), seed, 1.0);
+    EXPECT_TRUE(sim->open(reg).is_ok());
+  }
+  // Samples at t = 0, step, 2*step ... until `until_ms`.
+  void advance(int64_t until_ms, int64_t step_ms = 1000) {
+    Frame f(reg);
+    for (; t_ <= until_ms; t_ += step_ms) {
+      f.clear(1'700'000'000'000 + t_);
+      EXPECT_TRUE(sim->sample(f).is_ok());
+      live.publish(src, f);
+    }
+  }
+  double get(FieldId id, int gpu, std::string_view extra = {}) {
+    uint32_t s = reg.slot(id, gpu, extra);
+    return live.present(s) ? live.value(s) : -1;
+  }
+  int64_t t_ = 0;
+};
+
+TEST(SimSource, DeterministicForASeed) {
+  SimRun a("healthy-training"), b("healthy-training"), c("healthy-training", 2);
+  a.advance(10'000);
+  b.advance(10'000);
+  c.advance(10'000);
+  EXPECT_EQ(a.get(FieldId::kGpuPower, 3), b.get(FieldId::kGpuPower, 3));
+  EXPECT_NE(a.get(FieldId::kGpuPower, 3), c.get(FieldId::kGpuPower, 3));
+  EXPECT_EQ(a.reg.gpu(0)->uuid, b.reg.gpu(0)->uuid);
+}
+
+TEST(SimSource, HealthyTrainingIsBusyEverywhere) {
+  SimRun r("healthy-training");
+  r.advance(5'000);
+  for (int g = 0; g < 8; ++g) {
+    EXPECT_GT(r.get(FieldId::kGpuSmActive, g), 0.75);
+    EXPECT_GT(r.get(FieldId::kGpuSmOccupancy, g), 0.3);
+    EXPECT_EQ(r.get(FieldId::kGpuUp, g), 1);
+    EXPECT_EQ(r.get(FieldId::kGpuPcieLinkGen, g), 5);
+    EXPECT_LE(r.get(FieldId::kGpuPower, g), r.get(FieldId::kGpuPowerLimit, g));
+  }
+}
+
+TEST(SimSource, StarvedPipelineShowsOnHostAndGpu) {
+  SimRun r("input-pipeline-cpu");
+  double sm = 0;
+  const int n = 60;
+  for (int i = 0; i < n; ++i) {
+    r.advance(i * 1000);
+    sm += r.get(FieldId::kGpuSmActive, 0);
+  }
+  EXPECT_LT(sm / n, 0.45);
+  const double busy = r.get(FieldId::kHostCpuSeconds, kNodeEntity, "mode=\"user\"") +
+                      r.get(FieldId::kHostCpuSeconds, kNodeEntity, "mode=\"system\"");
+  const double idle = r.get(FieldId::kHostCpuSeconds, kNodeEntity, "mode=\"idle\"");
+  EXPECT_GT(busy, 10 * idle);
+  EXPECT_LT(r.get(FieldId::kGpuPcieRxUtil, 0), 0.1);
+}
+
+TEST(SimSource, XidLosesOneGpuAndStallsPeers) {
+  SimRun r("xid-79");
+  r.advance(60'000);
+  EXPECT_EQ(r.get(FieldId::kGpuUp, 4), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuXidErrors, 4, "xid=\"79\""), -1);  // not yet
+  r.advance(180'000);
+  EXPECT_EQ(r.get(FieldId::kGpuUp, 4), 0);
+  EXPECT_EQ(r.get(FieldId::kGpuXidErrors, 4, "xid=\"79\""), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuLastXid, 4), 79);
+  EXPECT_EQ(r.get(FieldId::kGpuPower, 4), -1);  // a lost GPU reports nothing else
+  EXPECT_EQ(r.get(FieldId::kGpuUp, 3), 1);
+  EXPECT_GT(r.get(FieldId::kGpuUtilization, 3), 0.9);
+  EXPECT_LT(r.get(FieldId::kGpuSmActive, 3), 0.05);
+}
+
+TEST(SimSource, ThermalFaultOnlyOnItsGpu) {
+  SimRun r("thermal-throttle-one-gpu");
+  r.advance(120'000, 10'000);
+  EXPECT_EQ(r.get(FieldId::kGpuClockEventActive, 5, "reason=\"sw_thermal\""), 1);
+  EXPECT_GT(r.get(FieldId::kGpuTemperature, 5), 85);
+  EXPECT_LT(r.get(FieldId::kGpuSmClock, 5), 0.75 * r.get(FieldId::kGpuSmClockMax, 5));
+  for (int g : {0, 4, 6}) {
+    EXPECT_EQ(r.get(FieldId::kGpuClockEventActive, g, "reason=\"sw_thermal\""), 0);
+    EXPECT_LT(r.get(FieldId::kGpuTemperature, g), 80);
+  }
+  EXPECT_GT(r.get(FieldId::kGpuClockEventSeconds, 5, "reason=\"hw_thermal\""), 30);
+}
+
+TEST(SimSource, IdleLinkDownshiftsDegradedLinkStaysLow) {
+  SimRun r("pcie-link-degraded");
+  r.advance(5'000);
+  EXPECT_EQ(r.get(FieldId::kGpuPcieLinkGen, 2), 3);
+  EXPECT_EQ(r.get(FieldId::kGpuPcieLinkWidth, 2), 8);
+  EXPECT_EQ(r.get(FieldId::kGpuPcieLinkGenMax, 2), 5);
+  EXPECT_GT(r.get(FieldId::kGpuUtilization, 2), 0.8);
+  EXPECT_EQ(r.get(FieldId::kGpuPcieLinkGen, 6), 1);  // idle: down-shifted by design
+  EXPECT_LT(r.get(FieldId::kGpuUtilization, 6), 0.05);
+}
+
+TEST(SimSource, CountersIntegrateRates) {
+  SimRun r("pcie-saturated-h2d");
+  r.advance(0);
+  const double b0 = r.get(FieldId::kGpuPcieRxBytes, 0);
+  r.advance(10'000);
+  const double rate = (r.get(FieldId::kGpuPcieRxBytes, 0) - b0) / 10.0;
+  EXPECT_NEAR(rate, 54e9, 3e9);
+  EXPECT_GT(r.get(FieldId::kGpuPcieRxUtil, 0), 0.8);
+}
+
+TEST(SimSource, LatencyHistogramMatchesScenarioQuantiles) {
+  SimRun r("small-batch-inference");
+  r.advance(60'000);
+  const double count = r.get(FieldId::kServingLatency, kNodeEntity, "count");
+  EXPECT_NEAR(count, 60 * 60, 60);
+  // p99 = 45 ms: about 99 % of requests below the 50 ms bucket, fewer below 25 ms.
+  const double le50 = r.get(FieldId::kServingLatency, kNodeEntity, "le=\"0.05\"");
+  EXPECT_GT(le50 / count, 0.98);
+  EXPECT_LT(r.get(FieldId::kServingLatency, kNodeEntity, "le=\"0.025\"") / count, 0.6);
+  EXPECT_EQ(r.get(FieldId::kServingLatency, kNodeEntity, "le=\"+Inf\""), count);
+}
+
+TEST(SimSource, NcclFallbackLoadsEthernetNotInfiniband) {
+  SimRun r("nccl-tcp-fallback");
+  r.advance(0);
+  const double eth0 = r.get(FieldId::kHostNetworkReceiveBytes, kNodeEntity, "device=\"eth0\"");
+  const double ib0 = r.get(FieldId::kHostInfinibandReceiveBytes, kNodeEntity, "device=\"mlx5_0\",port=\"1\"");
+  r.advance(10'000);
+  const double eth_rate = (r.get(FieldId::kHostNetworkReceiveBytes, kNodeEntity, "device=\"eth0\"") - eth0) / 10;
+  const double ib_rate =
+      (r.get(FieldId::kHostInfinibandReceiveBytes, kNodeEntity, "device=\"mlx5_0\",port=\"1\"") - ib0) / 10;
+  EXPECT_GT(eth_rate, 0.9 * r.get(FieldId::kHostNetworkSpeed, kNodeEntity, "device=\"eth0\""));
+  EXPECT_EQ(ib_rate, 0);
+}
+
+TEST(SimSource, BrokenScenarioReportsOnOpen) {
+  SourceOptions o;
+  o.sim.scenario = "does-not-exist";
+  o.sim.scenario_dir = kDir;
+  SeriesRegistry reg;
+  Status s = make_sim_source(o)->open(reg);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("does-not-exist"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpulens
