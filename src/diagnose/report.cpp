@@ -54,6 +54,16 @@ std::string num(double v) {
 
 double hours(double seconds) { return seconds / 3600.0; }
 
+// "6h", "25m", "2h30m", "45s": durations as people read them.
+std::string human(int64_t ms) {
+  const int64_t s = (ms + 500) / 1000;
+  if (s < 120) return std::to_string(s) + "s";
+  const int64_t m = (s + 30) / 60;
+  if (m < 120) return std::to_string(m) + "m";
+  const int64_t h = m / 60, rest = m % 60;
+  return std::to_string(h) + "h" + (rest ? std::to_string(rest) + "m" : "");
+}
+
 }  // namespace
 
 std::string cause_words(std::string_view cause) {
@@ -182,7 +192,7 @@ std::string report_text(const Report& r, bool colour) {
   std::string o;
   const double window_s = static_cast<double>(r.to_ms - r.from_ms) / 1000.0;
   o += std::string(bold) + "gpulens diagnose" + reset + "  " + format_rfc3339(r.from_ms) + " .. " +
-       format_rfc3339(r.to_ms) + " (" + format_duration(r.to_ms - r.from_ms) + ", " +
+       format_rfc3339(r.to_ms) + " (" + human(r.to_ms - r.from_ms) + ", " +
        std::to_string(r.gpu_count) + " GPUs on " + std::to_string(r.hosts.size()) + " hosts)\n";
   for (const std::string& w : r.input_warnings) o += std::string(yellow) + "warning: " + reset + w + "\n";
   for (const HostReport& host : r.hosts) {
@@ -218,7 +228,7 @@ std::string report_text(const Report& r, bool colour) {
         std::string sev(severity_name(f.severity));
         for (char& ch : sev) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
         o += "    " + std::string(c) + bold + sev + reset + "  " + bold + f.cause + reset + " (" + f.layer +
-             ")  since " + format_rfc3339(f.since_ms) + ", held " + format_duration(f.held_ms) + "\n";
+             ")  since " + format_rfc3339(f.since_ms) + ", held " + human(f.held_ms) + "\n";
         std::string ev;
         for (const Evidence& e : f.evidence) {
           if (!ev.empty()) ev += "; ";

@@ -165,10 +165,10 @@ class Rules {
                   ecc = A(G::kEccUncorrectedRate);
     double code = 0;
     for (size_t i = 0; i < n_; ++i) {
-      const bool fault = (xid[i] > 0) || (rate[i] > 0) || (up[i] == 0) || (remap[i] >= 1) || (ecc[i] > 0);
+      const bool fault = (xid[i] >= 1) || (rate[i] > 0) || (up[i] == 0) || (remap[i] >= 1) || (ecc[i] > 0);
       r.holds[i] = fault ? 1 : 0;
       if (!fault) continue;
-      if (xid[i] > 0) code = xid[i];
+      if (xid[i] >= 1) code = std::round(xid[i]);
       if (fatal_xid(xid[i]) || up[i] == 0 || remap[i] >= 1 || ecc[i] > 0) r.severity = Severity::kCritical;
     }
     if (has(G::kLastXid)) r.evidence.push_back({"last_xid", xid, 0});
@@ -545,7 +545,7 @@ int64_t first_fatal_fault_ms(const GpuSignals& gpu) {
       if (pred(p.v)) { first = std::min(first, p.t_ms); break; }
     }
   };
-  scan(GpuSig::kLastXid, [](double v) { return fatal_xid(v); });
+  scan(GpuSig::kLastXid, [](double v) { return fatal_xid(std::round(v)); });
   scan(GpuSig::kGpuUp, [](double v) { return v == 0; });
   scan(GpuSig::kRowRemapFailure, [](double v) { return v >= 1; });
   scan(GpuSig::kEccUncorrectedRate, [](double v) { return v > 0; });
