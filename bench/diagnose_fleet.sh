@@ -53,4 +53,4 @@ for h in r["hosts"]:
     for g in h["gpus"]:
         c = g["findings"][0]["cause"] if g["findings"] else "-"
         top[c] = top.get(c, 0) + 1
-print(f"hosts {len(r[\"hosts\"])}, GPUs {gpus}, top causes {top}")' "$tmp/report.json"
+print("hosts", len(r["hosts"]), "GPUs", gpus, "top causes", top)' "$tmp/report.json"
