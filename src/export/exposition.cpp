@@ -113,7 +113,10 @@ void Renderer::render_into(std::string& out, const SeriesRegistry& registry, con
     if (!any) return;
     std::string_view type = type_name(f.type);
     if (!om && f.type == MetricType::kInfo) type = "gauge";
-    if (dcgm) type = f.type == MetricType::kCounter ? "counter" : "gauge";
+    // dcgm-exporter's names break Prometheus naming rules (no _total on its
+    // counters), so they are typed gauge: promtool then only notes its
+    // camelCase labels (UUID, modelName), which dashboards depend on.
+    if (dcgm) type = "gauge";
     out += "# HELP ";
     out += name;
     out += ' ';

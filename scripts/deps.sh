@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages gpulens needs to build, test and run.
+# Idempotent: installs only what is missing. Run as root (or with sudo).
+set -euo pipefail
+
+BUILD=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev
+       libsimdjson-dev libsnappy-dev libcli11-dev libdeflate-dev zlib1g-dev)
+# Real servers and tools the integration tests drive on loopback.
+TEST=(prometheus prometheus-alertmanager victoria-metrics kubectl curl jq python3 python3-yaml python3-jsonschema
+      python3-kubernetes systemd procps)
+
+want=("${BUILD[@]}")
+[[ "${1:-}" == "--test" ]] && want+=("${TEST[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "gpulens: installing ${missing[*]}" >&2
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

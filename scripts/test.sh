@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds everything and runs the whole test suite: unit tests, integration
+# tests against real Prometheus, Alertmanager, VictoriaMetrics and kubectl on
+# loopback, then the unit tests again under AddressSanitizer + UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh --test
+jobs=$(nproc)
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+echo "== release build and all tests" >&2
+cmake --preset release >/dev/null
+cmake --build --preset release -j"$jobs"
+ctest --preset release -j"$jobs" 2>&1 | tee "$log"
+# An integration test skips (exit 77) only when its server is missing; every
+# server is installed above, so a skip here is a failure.
+if grep -q "\*\*\*Skipped" "$log"; then
+  echo "error: integration tests were skipped although their servers should be installed" >&2
+  exit 1
+fi
+
+echo "== ASan + UBSan build and unit tests" >&2
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -j"$jobs"

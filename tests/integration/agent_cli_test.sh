@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# End to end on the simulator: the live agent's /metrics passes promtool's
+# linter in every mode, recordings backfill into Prometheus, and bad input
+# (flags, configs, ports, Accept headers) gets a clear error and exit code.
+set -euo pipefail
+GPULENS=$1
+command -v promtool >/dev/null || { echo "SKIP: promtool not installed"; exit 77; }
+command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit 77; }
+
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_up() {
+  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$1/healthz" >/dev/null && return 0; sleep 0.1; done
+  fail "agent on port $1 did not come up"
+}
+
+# --- no driver: falls back to the simulator and says so -------------------
+port=$(free_port)
+"$GPULENS" serve --listen "127.0.0.1:$port" --interval 100ms --nvml-library /nonexistent/libnvidia-ml.so.1 \
+  --scenario power-cap 2>"$work/fallback.err" &
+pids+=($!)
+wait_up "$port"
+grep -q "SIMULATOR" "$work/fallback.err" || fail "no simulator notice on stderr: $(cat "$work/fallback.err")"
+curl -sf "http://127.0.0.1:$port/metrics" | grep -q '^gpulens_simulated{scenario="power-cap"} 1$' \
+  || fail "gpulens_simulated missing"
+
+# --- exposition passes promtool in text, with DCGM names, and OpenMetrics -----
+curl -sf "http://127.0.0.1:$port/metrics" > "$work/text.prom"
+promtool check metrics < "$work/text.prom" > "$work/lint.txt" 2>&1 || fail "promtool check metrics: $(head -5 "$work/lint.txt")"
+[[ ! -s "$work/lint.txt" ]] || fail "promtool complained: $(head -5 "$work/lint.txt")"
+grep -q '^gpu_sm_occupancy_ratio{gpu="0",gpu_uuid="GPU-' "$work/text.prom" || fail "article metric missing"
+grep -q '^gpu_clock_event_active{gpu="5",.*reason="sw_power_cap"} 1$' "$work/text.prom" || fail "power-cap reason on gpu 5 missing"
+
+curl -sf -H 'Accept: application/openmetrics-text;version=1.0.0' "http://127.0.0.1:$port/metrics" > "$work/om.txt"
+[[ "$(tail -n1 "$work/om.txt")" == "# EOF" ]] || fail "OpenMetrics body does not end with # EOF"
+grep -q '^# TYPE gpu_pcie_rx_bytes counter$' "$work/om.txt" || fail "OpenMetrics counter family name"
+
+curl -sf -H 'Accept-Encoding: gzip' "http://127.0.0.1:$port/metrics" | gunzip | grep '^gpu_up' >/dev/null || fail "gzip body"
+# Odd Accept headers still get the text format.
+for accept in 'garbage/;;;q=x' 'application/openmetrics-text;version=9.9.9' '*/*' ''; do
+  ct=$(curl -s -o /dev/null -w '%{content_type}' -H "Accept: $accept" "http://127.0.0.1:$port/metrics")
+  [[ "$ct" == "text/plain; version=0.0.4; charset=utf-8" ]] || fail "Accept '$accept' got '$ct'"
+done
+# Garbage over HTTP: answered, and the agent keeps serving.
+printf 'NOT HTTP AT ALL\r\n\r\n' | timeout 5 bash -c "cat > /dev/tcp/127.0.0.1/$port" || true
+curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || fail "agent died after garbage"
+
+# --- snapshot reads the running agent ------------------------------------
+"$GPULENS" snapshot --url "http://127.0.0.1:$port" > "$work/snap.txt"
+grep -q "^5 .*sw_power_cap" "$work/snap.txt" || fail "snapshot does not show gpu 5 capped: $(cat "$work/snap.txt")"
+"$GPULENS" snapshot --url "http://127.0.0.1:$port" --format json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["simulated"] is True and len(d["gpus"]) == 8, d.keys()
+assert d["gpus"][5]["fields"]["gpu_clock_event_active{reason=\"sw_power_cap\"}"] == 1
+'
+
+# --- port in use ------------------------------------------------------------
+set +e
+"$GPULENS" serve --listen "127.0.0.1:$port" --source sim 2>"$work/inuse.err"
+rc=$?
+set -e
+[[ $rc -eq 1 ]] || fail "port in use exited $rc"
+grep -q "Address already in use" "$work/inuse.err" || fail "port in use message: $(cat "$work/inuse.err")"
+
+# --- SIGTERM stops the agent cleanly -----------------------------------------
+kill -TERM "${pids[0]}"
+for _ in $(seq 50); do kill -0 "${pids[0]}" 2>/dev/null || break; sleep 0.1; done
+! kill -0 "${pids[0]}" 2>/dev/null || fail "agent ignored SIGTERM"
+
+# --- DCGM names also pass the linter -----------------------------------------
+port=$(free_port)
+"$GPULENS" serve --listen "127.0.0.1:$port" --source sim --scenario healthy-training --dcgm-names --interval 200ms 2>/dev/null &
+pids+=($!)
+wait_up "$port"
+curl -sf "http://127.0.0.1:$port/metrics" > "$work/dcgm.prom"
+# dcgm-exporter's own label names (UUID, modelName, Hostname) are camelCase
+# and one of its names contains "COUNTER"; dashboards rely on both, so those
+# are the only notes promtool may make here.
+promtool check metrics < "$work/dcgm.prom" > "$work/lint2.txt" 2>&1 || true
+grep -v -e "label names should be written in 'snake_case' not 'camelCase'" \
+  -e "^DCGM_FI_DEV_PCIE_REPLAY_COUNTER metric name should not include type 'counter'" "$work/lint2.txt" > "$work/lint3.txt" || true
+[[ ! -s "$work/lint3.txt" ]] || fail "promtool complained (dcgm): $(head -5 "$work/lint3.txt")"
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-.*",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",' "$work/dcgm.prom" \
+  || fail "DCGM_FI_DEV_GPU_UTIL with dcgm-exporter labels missing"
+
+# --- usage errors exit 2 with a message naming the problem --------------------
+expect_usage() {
+  local what=$1; shift
+  set +e
+  "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  set -e
+  [[ $rc -eq 2 ]] || fail "$what: exit $rc, want 2"
+  [[ -s "$work/err" ]] || fail "$what: no message"
+}
+expect_usage "unknown flag" "$GPULENS" serve --no-such-flag
+expect_usage "unknown command" "$GPULENS" frobnicate
+expect_usage "bad interval" "$GPULENS" serve --interval 10q
+printf 'listen: 127.0.0.1:1\ninterval: 1s\nsourcez: [sim]\n' > "$work/bad.yaml"
+expect_usage "malformed config" "$GPULENS" check-config "$work/bad.yaml"
+grep -q "bad.yaml:3:1: config: unknown key \"sourcez\"" "$work/err" || fail "config error text: $(cat "$work/err")"
+printf 'interval: [1s\n' > "$work/syntax.yaml"
+expect_usage "YAML syntax" "$GPULENS" serve --config "$work/syntax.yaml"
+grep -q "syntax.yaml:" "$work/err" || fail "syntax error does not name the file"
+printf 'name: broken\nphases:\n  - duration: 1m\n    workload: {duty: 7}\n' > "$work/scenario.yaml"
+set +e; "$GPULENS" serve --source sim --scenario "$work/scenario.yaml" --listen 127.0.0.1:0 2>"$work/err"; rc=$?; set -e
+[[ $rc -ne 0 ]] || fail "malformed scenario accepted"
+grep -q "scenario.yaml:4:.*duty: 7 is out of range" "$work/err" || fail "scenario error text: $(cat "$work/err")"
+printf 'sources: [sim]\nsource:\n  sim: {scenario: power-cap}\n' > "$work/good.yaml"
+"$GPULENS" check-config "$work/good.yaml" | grep "scenario: power-cap" >/dev/null || fail "check-config on a valid file"
+set +e; "$GPULENS" serve --source sim --proc-root /nonexistent --listen 127.0.0.1:0 --help >/dev/null; rc=$?; set -e
+[[ $rc -eq 0 ]] || fail "--help exit $rc"
+
+# --- a recording backfills with the real promtool ---------------------------
+"$GPULENS" record --source sim --scenario xid-79 --duration 10m --interval 15s -o "$work/rec.om" 2>/dev/null
+[[ "$(tail -n1 "$work/rec.om")" == "# EOF" ]] || fail "recording does not end with # EOF"
+grep -q '^gpu_up{gpu="4",.*} 0 [0-9]*\.[0-9]*$' "$work/rec.om" || fail "recording lacks timestamps or the lost GPU"
+promtool tsdb create-blocks-from openmetrics "$work/rec.om" "$work/tsdb" > "$work/backfill.txt" 2>&1 \
+  || fail "promtool backfill: $(tail -5 "$work/backfill.txt")"
+ls "$work/tsdb"/*/meta.json >/dev/null || fail "no TSDB block written"
+echo "agent CLI end-to-end: ok"
