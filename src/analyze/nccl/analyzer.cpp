@@ -219,7 +219,7 @@ struct Handler {
     if (!nranks || !rank || *nranks <= 0 || *nranks > (1 << 24)) return;
     s.nranks = std::max(s.nranks.value_or(0), static_cast<int>(*nranks));
     rank_local(static_cast<int>(*rank), proc);
-    if (auto nodes = after_number(msg, "nNodes ")) {
+    if (auto nodes = after_number(msg, "nNodes "); nodes && *nodes > 0) {
       s.nnodes = std::max(s.nnodes.value_or(0), static_cast<int>(*nodes));
     }
   }

@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace gpulens::nccl {
@@ -91,6 +95,42 @@ TEST(Reader, CrLfLineEndings) {
   auto r = analyze_text("h:1:2 [0] NCCL INFO Using network Socket\r\nh:1:2 [0] NCCL INFO NCCL version 2.7.8+cuda10.2\r\n");
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->nccl_version, "2.7.8+cuda10.2");
+}
+
+}  // namespace
+}  // namespace gpulens::nccl
+
+namespace gpulens::nccl {
+namespace {
+
+// Every real log, cut at many points and with bytes overwritten, must give a
+// report or a clear error, with sane numbers (run under the sanitizers in CI).
+TEST(Reader, DamagedRealLogsNeverCrash) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(GPULENS_SOURCE_DIR) / "tests" / "data" / "nccl";
+  std::uint32_t seed = 12345;
+  auto next = [&seed] { return seed = seed * 1664525u + 1013904223u; };
+  int logs = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".log") continue;
+    ++logs;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (int i = 0; i < 40; ++i) {
+      std::string damaged = text.substr(0, next() % (text.size() + 1));
+      for (int k = 0; k < 4 && !damaged.empty(); ++k) damaged[next() % damaged.size()] = static_cast<char>(next());
+      auto r = analyze_text(damaged);
+      if (!r.ok()) {
+        EXPECT_FALSE(r.status().message().empty());
+        continue;
+      }
+      EXPECT_GT(r->ranks.value_or(1), 0);
+      EXPECT_GT(r->nodes.value_or(1), 0);
+      EXPECT_GT(r->channels.value_or(1), 0);
+      EXPECT_FALSE(r->inter_node_transport.empty());
+    }
+  }
+  EXPECT_GE(logs, 25);
 }
 
 }  // namespace
