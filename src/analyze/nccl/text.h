@@ -20,6 +20,8 @@ namespace gpulens::nccl {
 // Position of needle in hay (npos if absent). glibc's memmem is much faster
 // than std::string_view::find for the short needles used here.
 inline size_t find_in(std::string_view hay, std::string_view needle) {
+  if (needle.empty()) return 0;
+  if (hay.size() < needle.size()) return std::string_view::npos;  // also: no null data to memmem
   const void* p = memmem(hay.data(), hay.size(), needle.data(), needle.size());
   return p ? static_cast<size_t>(static_cast<const char*>(p) - hay.data()) : std::string_view::npos;
 }
