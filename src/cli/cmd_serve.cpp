@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "cli/serve_hooks.h"
 #include "cli/setup.h"
 #include "util/duration.h"
 
@@ -13,12 +14,14 @@ namespace gpulens::cli {
 int run_serve(int argc, char** argv) {
   CLI::App app{"Run the agent: sample every GPU and the host, serve /metrics and the JSON API.", "gpulens serve"};
   CommonFlags flags;
-  std::string listen, history;
+  std::string listen, history, remote_write;
   bool dcgm = false;
   flags.add_to(app);
   app.add_option("--listen", listen, "HOST:PORT to serve on (default 127.0.0.1:9400; 0.0.0.0:9400 for all)");
   app.add_option("--history", history, "how much history to keep in memory (default 1h)");
   app.add_flag("--dcgm-names", dcgm, "also export dcgm-exporter's DCGM_FI_* names and labels");
+  app.add_option("--remote-write", remote_write,
+                 "push every sample to this Prometheus remote_write URL (VictoriaMetrics, Mimir, Prometheus)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
   auto config = flags.resolve();
@@ -28,6 +31,7 @@ int run_serve(int argc, char** argv) {
   }
   if (!listen.empty()) config->listen = listen;
   if (dcgm) config->dcgm_names = true;
+  if (!remote_write.empty()) config->remote_write.url = remote_write;
   if (!history.empty()) {
     auto ms = parse_duration_ms(history);
     if (!ms) {
@@ -56,6 +60,11 @@ int run_serve(int argc, char** argv) {
     return kExitFailure;
   }
   AgentHooks hooks;
+  auto extras = add_serve_extras(**agent, *config, hooks);
+  if (!extras) {
+    std::cerr << "gpulens serve: " << extras.status().message() << "\n";
+    return kExitUsage;
+  }
   if (Status s = (*agent)->start(std::move(hooks)); !s) {
     std::cerr << "gpulens serve: " << s.message() << "\n";
     return kExitFailure;
@@ -66,6 +75,7 @@ int run_serve(int argc, char** argv) {
   sigwait(&stop_signals, &sig);
   std::cerr << "gpulens: stopping (" << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ")\n";
   (*agent)->stop();
+  (*extras)->stop();
   return kExitOk;
 }
 

@@ -13,6 +13,7 @@ int run_serve(int argc, char** argv);
 int run_snapshot(int argc, char** argv);
 int run_record(int argc, char** argv);
 int run_check_config(int argc, char** argv);
+int run_catalog(int argc, char** argv);
 int run_nccl(int argc, char** argv);
 int run_trace(int argc, char** argv);
 int run_rules(int argc, char** argv);
@@ -25,6 +26,7 @@ constexpr std::array kCommands{
     Command{"snapshot", "show every GPU through compute, memory, IO and health, once", run_snapshot},
     Command{"record", "record the agent's series to an OpenMetrics file", run_record},
     Command{"check-config", "validate a YAML config file", run_check_config},
+    Command{"catalog", "print every metric: name, type, layer, dcgm-exporter name, meaning", run_catalog},
     Command{"version", "print the version and build information", run_version},
     Command{"nccl", "analyse NCCL_DEBUG=INFO logs: transport, GDR, topology, errors", run_nccl},
     Command{"trace", "analyse PyTorch profiler traces: idle, overlap, kernels, launch delay", run_trace},

@@ -104,10 +104,12 @@ Result<std::unique_ptr<Agent>> make_agent(const AgentConfig& config, AgentOption
     }
     return agent;
   }
-  if (!quiet) {
-    for (const auto& note : notes) std::cerr << "gpulens: " << note << "\n";
+  if (has_gpu_source(**agent)) {
+    if (!quiet) {
+      for (const auto& note : notes) std::cerr << "gpulens: " << note << "\n";
+    }
+    return agent;
   }
-  if (has_gpu_source(**agent)) return agent;
 
   // No driver on this machine: run the simulator, plainly labelled as such.
   std::cerr << "gpulens: no NVIDIA GPU available (" << (notes.empty() ? "no GPU source" : notes.front()) << ").\n"

@@ -36,6 +36,11 @@ void SeriesRegistry::set_hostname(std::string hostname) {
   hostname_ = std::move(hostname);
 }
 
+std::string SeriesRegistry::hostname() const {
+  std::lock_guard lock(mu_);
+  return hostname_;
+}
+
 const GpuIdentity* SeriesRegistry::gpu(int index) const {
   if (index < 0 || index >= static_cast<int>(gpus_.size())) return nullptr;
   return &gpus_[index];

@@ -55,6 +55,7 @@ class SeriesRegistry {
   // fills DCGM's Hostname label.
   void set_gpu(int index, GpuIdentity id);
   void set_hostname(std::string hostname);
+  std::string hostname() const;  // "" when no source set one
   const GpuIdentity* gpu(int index) const;
   int gpu_count() const;
 

@@ -1,0 +1,132 @@
+// Live diagnosis every 15 s over the last 30 min of history; remote_write.
+#include "cli/serve_hooks.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "diagnose/live_input.h"
+#include "diagnose/report.h"
+#include "diagnose/thresholds.h"
+#include "export/remote_write/remote_write.h"
+
+namespace gpulens::cli {
+namespace {
+
+constexpr int64_t kDiagnoseEveryMs = 15'000;
+constexpr int64_t kWindowMs = 30 * 60'000;
+
+class Extras final : public ServeExtras {
+ public:
+  Extras(Agent& agent, diagnose::Thresholds t) : agent_(agent), thresholds_(t) {}
+
+  // Re-runs the diagnosis when the cached one is older than the period.
+  diagnose::Report report(int64_t now_ms) {
+    std::lock_guard lock(mu_);
+    // Refresh every period, and until the history holds enough to see GPUs.
+    if (now_ms - last_ms_ >= kDiagnoseEveryMs || last_ms_ == 0 || report_.gpu_count == 0) {
+      report_ = diagnose::diagnose_live(agent_.registry(), agent_.history(), now_ms, thresholds_, kWindowMs, host());
+      accumulate_waste(last_ms_ ? now_ms - last_ms_ : 0);
+      last_ms_ = now_ms;
+    }
+    return report_;
+  }
+
+  void fill_findings(Frame& f) {
+    const diagnose::Report r = report(f.time_ms());
+    for (const auto& h : r.hosts) {
+      for (const auto& g : h.gpus) {
+        const int gpu = std::atoi(g.gpu.c_str());
+        for (const auto& finding : g.findings) {
+          f.set(FieldId::kAgentFinding, gpu,
+                label("cause", finding.cause) + "," + label("severity", diagnose::severity_name(finding.severity)), 1);
+        }
+      }
+    }
+    std::lock_guard lock(mu_);
+    for (const auto& [key, seconds] : waste_) {
+      f.set(FieldId::kAgentWasteGpuSeconds, key.first, label("cause", key.second), seconds);
+    }
+  }
+
+  std::string host() const {
+    std::string h = agent_.registry().hostname();
+    if (h.empty()) {
+      char buf[256] = {};
+      gethostname(buf, sizeof buf - 1);
+      h = buf;
+    }
+    return h;
+  }
+
+  void stop() override {
+    if (writer) writer->stop();
+  }
+
+  std::unique_ptr<RemoteWriter> writer;
+
+ private:
+  // GPU-seconds lost since the last diagnosis to each finding that holds
+  // now: (1 - SM active) of the elapsed time, all of it for an idle GPU.
+  void accumulate_waste(int64_t elapsed_ms) {
+    if (elapsed_ms <= 0) return;
+    for (const auto& h : report_.hosts) {
+      for (const auto& g : h.gpus) {
+        if (g.findings.empty()) continue;
+        const int gpu = std::atoi(g.gpu.c_str());
+        double sm_active = 0;
+        {
+          std::scoped_lock lock(agent_.registry().mutex(), agent_.live().mutex());
+          for (uint32_t slot : agent_.registry().slots_of(FieldId::kGpuSmActive)) {
+            if (agent_.registry().series(slot).gpu == gpu && agent_.live().present(slot)) {
+              sm_active = agent_.live().value(slot);
+            }
+          }
+        }
+        for (const auto& finding : g.findings) {
+          if (finding.severity == diagnose::Severity::kInfo) continue;
+          const double lost = finding.cause == "idle" ? 1.0 : std::clamp(1.0 - sm_active, 0.0, 1.0);
+          waste_[{gpu, finding.cause}] += lost * static_cast<double>(elapsed_ms) / 1000.0;
+        }
+      }
+    }
+  }
+
+  std::map<std::pair<int, std::string>, double> waste_;
+  Agent& agent_;
+  diagnose::Thresholds thresholds_;
+  std::mutex mu_;
+  int64_t last_ms_ = 0;
+  diagnose::Report report_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ServeExtras>> add_serve_extras(Agent& agent, const AgentConfig& config, AgentHooks& hooks) {
+  diagnose::Thresholds thresholds;
+  if (!config.path.empty()) {
+    auto t = diagnose::load_thresholds(config.path);
+    if (!t) return t.status();
+    thresholds = *t;
+  }
+  auto extras = std::make_unique<Extras>(agent, thresholds);
+  Extras* e = extras.get();
+  hooks.self_metrics.push_back([e](Frame& f) { e->fill_findings(f); });
+  hooks.findings_json = [e](int64_t now_ms) { return diagnose::report_json(e->report(now_ms)); };
+
+  if (!config.remote_write.url.empty()) {
+    RemoteWriteOptions o;
+    o.url = config.remote_write.url;
+    o.interval_ms = config.remote_write.interval_ms > 0 ? config.remote_write.interval_ms : config.interval_ms;
+    o.external_labels = {{"instance", e->host()}};
+    e->writer = std::make_unique<RemoteWriter>(o, agent.registry(), agent.live());
+    if (Status s = e->writer->start(); !s) return s;
+    RemoteWriter* w = e->writer.get();
+    hooks.self_metrics.push_back([w](Frame& f) { w->fill(f); });
+  }
+  return std::unique_ptr<ServeExtras>(std::move(extras));
+}
+
+}  // namespace gpulens::cli
