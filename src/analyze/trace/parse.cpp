@@ -87,10 +87,169 @@ class Parser {
  public:
   Parser(std::string_view json, Trace& t) : json_(json), t_(t), names_(t.names), cats_(t.cats) {}
 
+  // Parses the events array in slices of about kSlice bytes, so that
+  // simdjson's structural index (4 bytes per token) stays small however big
+  // the file; the rest of the document is parsed with the array emptied.
+  // Falls back to one whole-document pass when the array cannot be located.
   Status run() {
-    simdjson::ondemand::parser parser;
-    simdjson::padded_string_view in(json_.data(), json_.size(), json_.size() + simdjson::SIMDJSON_PADDING);
-    auto doc_r = parser.iterate(in);
+    auto open = locate_events();
+    if (!open) return run_whole(json_, 0);
+    size_t n = json_.size(), pos = *open + 1, close = 0;
+    for (;;) {
+      pos = skip_ws(pos);
+      if (pos >= n) return truncated(pos);
+      if (json_[pos] == ']') {
+        close = pos;
+        break;
+      }
+      // Slices end at a likely event boundary (a '}' before ',' or ']'); a
+      // slice that does not parse ended inside an event and grows. The last
+      // slice is found from the end of the input instead.
+      size_t cut = pos + kSlice < n ? next_cut(pos + kSlice) : n;
+      Status st = internal_error("no slice parsed");
+      if (cut < n) {
+        for (;;) {
+          st = parse_slice(pos, cut);
+          if (st || cut >= n) break;
+          cut = next_cut(cut);
+        }
+      }
+      if (cut >= n) {
+        cut = n;
+        for (int tries = 0; tries < 64 && !st; ++tries) {
+          cut = prev_cut(cut, pos);
+          if (cut == std::string_view::npos) break;
+          st = parse_slice(pos, cut);
+        }
+        if (!st) return parse_slice(pos, n).is_ok() ? truncated(n) : parse_slice(pos, n);
+      }
+      pos = skip_ws(cut);
+      if (pos < n && json_[pos] == ',') {
+        ++pos;
+      } else if (pos < n && json_[pos] == ']') {
+        close = pos;
+        break;
+      } else {
+        return pos >= n ? truncated(pos) : invalid_argument(where_offset(pos) + "expected ',' or ']' between events");
+      }
+    }
+    if (json_[skip_ws(0)] == '[') {  // a bare array: nothing else to read
+      if (skip_ws(close + 1) < n) return invalid_argument(where_offset(close + 1) + "unexpected content after the JSON document");
+      return Status::ok();
+    }
+    std::string rest;
+    rest.reserve(*open + 1 + (n - close) + simdjson::SIMDJSON_PADDING);
+    rest.append(json_.substr(0, *open + 1)).append(json_.substr(close));
+    size_t len = rest.size();
+    rest.append(simdjson::SIMDJSON_PADDING, ' ');
+    return run_whole(std::string_view(rest.data(), len), 0);
+  }
+
+ private:
+  static constexpr size_t kSlice = size_t{1} << 21;
+
+  size_t skip_ws(size_t i) const {
+    while (i < json_.size() && (json_[i] == ' ' || json_[i] == '\n' || json_[i] == '\r' || json_[i] == '\t')) ++i;
+    return i;
+  }
+
+  // The end (exclusive) of the first '}' at or after `from` that is followed
+  // by ',' or ']': a possible end of an event; json_.size() if none.
+  size_t next_cut(size_t from) const {
+    for (size_t i = from; i < json_.size(); ++i) {
+      i = json_.find('}', i);
+      if (i == std::string_view::npos) break;
+      size_t j = skip_ws(i + 1);
+      if (j < json_.size() && (json_[j] == ',' || json_[j] == ']')) return i + 1;
+    }
+    return json_.size();
+  }
+
+  // Like next_cut, searching backwards from `before` (exclusive) to `floor`.
+  size_t prev_cut(size_t before, size_t floor) const {
+    while (before > floor + 1) {
+      size_t i = json_.rfind('}', before - 2);
+      if (i == std::string_view::npos || i < floor) break;
+      size_t j = skip_ws(i + 1);
+      if (j < json_.size() && (json_[j] == ',' || json_[j] == ']')) return i + 1;
+      before = i + 1;
+    }
+    return std::string_view::npos;
+  }
+
+  // Offset of the '[' that opens the events: the document itself, or the
+  // value of a top-level-looking "traceEvents" key.
+  std::optional<size_t> locate_events() const {
+    size_t i = skip_ws(0);
+    if (i >= json_.size()) return std::nullopt;
+    if (json_[i] == '[') return i;
+    if (json_[i] != '{') return std::nullopt;
+    size_t k = json_.find("\"traceEvents\"");
+    if (k == std::string_view::npos) return std::nullopt;
+    size_t c = skip_ws(k + 13);
+    if (c >= json_.size() || json_[c] != ':') return std::nullopt;
+    size_t a = skip_ws(c + 1);
+    if (a >= json_.size() || json_[a] != '[') return std::nullopt;
+    return a;
+  }
+
+  // Parses json_[begin, end) as the elements of an array. On failure the
+  // Trace is left as it was.
+  Status parse_slice(size_t begin, size_t end) {
+    slice_.assign(1, '[');
+    slice_.append(json_.substr(begin, end - begin)).push_back(']');
+    return parse_slice_text(begin, nullptr);
+  }
+
+  Status parse_slice_text(size_t begin, const char** trailing) {
+    size_t len = slice_.size();
+    slice_.append(simdjson::SIMDJSON_PADDING, ' ');
+    size_t events = t_.events.size();
+    SkipCounts skipped = t_.skipped;
+    bool first_done = first_done_, first_is_event = t_.first_is_event;
+    text_ = std::string_view(slice_.data(), len);
+    text_offset_ = begin;
+    Status st = slice_events(trailing);
+    if (!st) {
+      t_.events.resize(events);
+      t_.skipped = skipped;
+      first_done_ = first_done;
+      t_.first_is_event = first_is_event;
+    }
+    return st;
+  }
+
+  Status slice_events(const char** trailing) {
+    simdjson::padded_string_view in(text_.data(), text_.size(), text_.size() + simdjson::SIMDJSON_PADDING);
+    simdjson::ondemand::document doc;
+    if (auto e = parser_.iterate(in).get(doc)) return fail(e, nullptr);
+    simdjson::ondemand::array arr;
+    if (auto e = doc.get_array().get(arr)) return fail(e, &doc);
+    if (Status s = events(arr, doc); !s) return s;
+    const char* rest = nullptr;
+    bool more = !doc.current_location().get(rest);
+    if (trailing) {
+      *trailing = more ? rest : nullptr;
+    } else if (more) {
+      return invalid_argument(where(&doc) + "unexpected content");
+    }
+    return Status::ok();
+  }
+
+  Status truncated(size_t pos) {
+    return invalid_argument(where_offset(pos) + "truncated JSON (the events array is not closed)");
+  }
+
+  std::string where_offset(size_t pos) const {
+    pos = std::min(pos, json_.size());
+    return t_.path + ":" + std::to_string(1 + std::count(json_.data(), json_.data() + pos, '\n')) + ": ";
+  }
+
+  Status run_whole(std::string_view text, size_t offset) {
+    text_ = text;
+    text_offset_ = offset;
+    simdjson::padded_string_view in(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING);
+    auto doc_r = parser_.iterate(in);
     simdjson::ondemand::document doc;
     if (auto e = std::move(doc_r).get(doc)) return fail(e, nullptr);
     json_type t;
@@ -145,10 +304,10 @@ class Parser {
     return Status::ok();
   }
 
- private:
   Status events(simdjson::ondemand::array& arr, simdjson::ondemand::document& doc) {
-    bool first = true;
     for (auto el : arr) {
+      bool first = !first_done_;
+      first_done_ = true;
       size_t before = t_.events.size();
       if (first && before == 0) t_.first_is_event = true;  // cleared below if skipped
       value v;
@@ -158,12 +317,10 @@ class Parser {
         if (e != simdjson::INCORRECT_TYPE) return fail(e, &doc);
         ++t_.skipped.bad_values;
         if (first) t_.first_is_event = false;
-        first = false;
         continue;
       }
       if (Status s = event(o, doc); !s) return s;
       if (first && t_.events.size() == before) t_.first_is_event = false;
-      first = false;
     }
     return Status::ok();
   }
@@ -239,9 +396,9 @@ class Parser {
   std::string where(simdjson::ondemand::document* doc) {
     std::string w = t_.path + ":";
     const char* loc = nullptr;
-    if (doc && !doc->current_location().get(loc) && loc >= json_.data() &&
-        loc <= json_.data() + json_.size()) {
-      auto line = 1 + std::count(json_.data(), loc, '\n');
+    if (doc && !doc->current_location().get(loc) && loc >= text_.data() && loc <= text_.data() + text_.size()) {
+      auto line = 1 + std::count(text_.data(), loc, '\n') +
+                  std::count(json_.data(), json_.data() + std::min(text_offset_, json_.size()), '\n');
       w += std::to_string(line) + ":";
     } else if (doc) {
       w += " at end of input:";
@@ -275,6 +432,11 @@ class Parser {
   }
 
   std::string_view json_;
+  std::string_view text_;      // what parser_ reads now: json_ or a slice copy
+  size_t text_offset_ = 0;     // where text_ starts in json_ (for line numbers)
+  std::string slice_;
+  simdjson::ondemand::parser parser_;
+  bool first_done_ = false;
   Trace& t_;
   Interner names_;
   Interner cats_;
