@@ -12,7 +12,16 @@
 
 #include "analyze/trace/reader.h"
 
+// parse_avx2.cpp compiles this file a second time for AVX2 (simdjson then
+// uses its "haswell" kernel instead of the portable one) under another
+// namespace; parse_trace() picks one at run time.
+#ifndef GPULENS_PARSE_VARIANT
+#define GPULENS_PARSE_VARIANT generic
+#define GPULENS_PARSE_DISPATCH 1
+#endif
+
 namespace gpulens::trace {
+namespace GPULENS_PARSE_VARIANT {
 namespace {
 
 using simdjson::error_code;
@@ -445,7 +454,7 @@ class Parser {
 
 }  // namespace
 
-Result<Trace> parse_trace(std::string_view json, std::string label) {
+Result<Trace> parse(std::string_view json, std::string label) {
   Trace t;
   t.path = std::move(label);
   t.input_bytes = json.size();
@@ -453,5 +462,25 @@ Result<Trace> parse_trace(std::string_view json, std::string label) {
   if (Status s = p.run(); !s) return s;
   return t;
 }
+
+}  // namespace GPULENS_PARSE_VARIANT
+
+#ifdef GPULENS_PARSE_DISPATCH
+#ifdef GPULENS_HAVE_AVX2_PARSER
+namespace avx2 {
+Result<Trace> parse(std::string_view json, std::string label);
+}
+#endif
+
+Result<Trace> parse_trace(std::string_view json, std::string label) {
+#ifdef GPULENS_HAVE_AVX2_PARSER
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+                           __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("pclmul") &&
+                           __builtin_cpu_supports("popcnt");
+  if (avx2) return avx2::parse(json, std::move(label));
+#endif
+  return generic::parse(json, std::move(label));
+}
+#endif
 
 }  // namespace gpulens::trace
