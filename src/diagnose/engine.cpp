@@ -89,9 +89,15 @@ void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Threshol
     return;
   }
   GpuContext ctx{.host = host, .gpu = gpu, .th = th, .t = {}, .align = {}};
-  for (const Point& p : *primary) {
-    if (p.t_ms >= window_from && p.t_ms <= window_to) ctx.t.push_back(p.t_ms);
+  // Health signals extend the timeline: a lost GPU stops reporting
+  // utilisation but still says it is lost.
+  for (const Series* s : {primary, &gpu.sig(GpuSig::kGpuUp), &gpu.sig(GpuSig::kLastXid)}) {
+    for (const Point& p : *s) {
+      if (p.t_ms >= window_from && p.t_ms <= window_to) ctx.t.push_back(p.t_ms);
+    }
   }
+  std::sort(ctx.t.begin(), ctx.t.end());
+  ctx.t.erase(std::unique(ctx.t.begin(), ctx.t.end()), ctx.t.end());
   if (ctx.t.empty()) return;
   ctx.step_ms = std::max<int64_t>(median_step_ms(*primary), 1000);
   ctx.lookback_ms = std::clamp<int64_t>(3 * ctx.step_ms, 30'000, 300'000);

@@ -60,6 +60,10 @@ class Rules {
       : c_(ctx), th_(ctx.th), na_(na), notes_(notes), n_(ctx.t.size()) {
     util_ = A(c_.gpu.sig(G::kGpuUtil).empty() ? c_.gpu.sig(G::kGrActive) : c_.gpu.sig(G::kGpuUtil));
     busy_ = A(c_.busy_series());
+    // Bursty work (a loader that feeds the GPU in spurts) flips per sample;
+    // the input and idle rules judge the trailing two-minute mean.
+    util_avg_ = trailing_mean(util_, std::max<int64_t>(120'000, 4 * c_.step_ms));
+    busy_avg_ = trailing_mean(busy_, std::max<int64_t>(120'000, 4 * c_.step_ms));
     busy_name_ = !has(G::kSmActive) ? (!has(G::kGrActive) ? "gpu_util" : "gr_engine_active") : "sm_active";
     pcie_util_ = pcie_utilisation();
   }
@@ -103,6 +107,22 @@ class Rules {
   }
 
  private:
+  // Mean of the known values in (t - span, t], per point.
+  Aligned trailing_mean(const Aligned& v, int64_t span_ms) const {
+    Aligned out(n_, nan());
+    double sum = 0;
+    size_t cnt = 0, lo = 0;
+    for (size_t i = 0; i < n_; ++i) {
+      if (known(v[i])) { sum += v[i]; ++cnt; }
+      while (c_.t[lo] <= c_.t[i] - span_ms) {
+        if (known(v[lo])) { sum -= v[lo]; --cnt; }
+        ++lo;
+      }
+      if (cnt && known(v[i])) out[i] = sum / static_cast<double>(cnt);
+    }
+    return out;
+  }
+
   Aligned A(const Series& s) const { return c_.align(s); }
   Aligned A(G s) const { return A(c_.gpu.sig(s)); }
   Aligned A(H s) const { return A(c_.host.sig(s)); }
@@ -195,12 +215,12 @@ class Rules {
                   disk = A(H::kDiskBusy);
     size_t cpu_points = 0, io_points = 0;
     for (size_t i = 0; i < n_; ++i) {
-      if (!known(util_[i]) || !known(busy_[i])) continue;
+      if (!known(util_avg_[i]) || !known(busy_avg_[i])) continue;
       const bool cpu_sat = cpu[i] >= th_.cpu_busy || psi_cpu[i] >= th_.psi_cpu;
       const bool io_sat = iow[i] >= th_.iowait || psi_io[i] >= th_.psi_io || disk[i] >= th_.disk_busy;
       const bool host_known = known(cpu[i]) || known(psi_cpu[i]) || known(iow[i]) || known(psi_io[i]) || known(disk[i]);
       if (!host_known) continue;
-      const bool starved = util_[i] > th_.active_util && busy_[i] < th_.starved_sm_active;
+      const bool starved = util_avg_[i] > th_.active_util && busy_avg_[i] < th_.starved_sm_active;
       const bool quiet_link = !known(pcie_util_[i]) || pcie_util_[i] < th_.pcie_quiet;
       const bool h = starved && quiet_link && (cpu_sat || io_sat);
       r.holds[i] = h ? 1 : 0;
@@ -209,7 +229,7 @@ class Rules {
         io_points += io_sat;
       }
     }
-    r.evidence.push_back({busy_name_, busy_, th_.starved_sm_active});
+    r.evidence.push_back({busy_name_, busy_avg_, th_.starved_sm_active});
     if (io_points > cpu_points) {
       if (has(H::kIowait)) r.evidence.push_back({"iowait", iow, th_.iowait});
       if (has(H::kPsiIo)) r.evidence.push_back({"psi_io", psi_io, th_.psi_io});
@@ -504,10 +524,10 @@ class Rules {
     RuleResult r = make("idle", "compute", Severity::kWarning, th_.low_util_for_ms);
     const Aligned used = A(G::kFbUsed);
     for (size_t i = 0; i < n_; ++i) {
-      if (!known(util_[i])) continue;
-      r.holds[i] = util_[i] <= th_.idle_util && (!known(used[i]) || used[i] >= th_.idle_memory_bytes);
+      if (!known(util_avg_[i])) continue;
+      r.holds[i] = util_avg_[i] <= th_.idle_util && (!known(used[i]) || used[i] >= th_.idle_memory_bytes);
     }
-    r.evidence.push_back({"gpu_util", util_, th_.idle_util});
+    r.evidence.push_back({"gpu_util", util_avg_, th_.idle_util});
     if (has(G::kFbUsed)) r.evidence.push_back({"fb_used", used, th_.idle_memory_bytes});
     r.action = "The GPU holds memory but runs nothing: the job that allocated it is stuck or waiting (dead "
                "worker, debugger, notebook). Reclaim the GPU or fix the job.";
@@ -519,7 +539,7 @@ class Rules {
   std::vector<NotAssessed>& na_;
   [[maybe_unused]] std::vector<std::string>& notes_;
   size_t n_;
-  Aligned util_, busy_, pcie_util_;
+  Aligned util_, busy_, pcie_util_, util_avg_, busy_avg_;
   std::string busy_name_;
   std::string pcie_basis_;
   double pcie_peak_ = 0;

@@ -24,7 +24,7 @@ namespace gpulens::diagnose {
 
 struct Thresholds {
   // activity
-  double idle_util = 0.01;           // GPU util at or below: nothing runs
+  double idle_util = 0.05;           // GPU util (2-minute mean) at or below: nothing runs
   double active_util = 0.05;         // GPU util above: a job is running
   double busy_util = 0.80;           // "GPU util high"
   double low_util = 0.20;            // tutorial alert: util < 20 % for 10 min
