@@ -161,7 +161,7 @@ class SimSource final : public Source {
       // Bursts: a 2-second slot is busy with probability duty.
       const double u = (noise(seed_, g, 99, second / 2) + 1) / 2;
       duty = u < w.duty ? 0.92 + 0.08 * n(1) : 0.03 * (n(2) + 1);
-    } else {
+    } else if (duty > 0) {
       duty = clamp01(duty + 0.02 * n(1));
     }
     double sm_active = duty * w.sm_efficiency;
