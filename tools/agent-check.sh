@@ -46,23 +46,25 @@ fi
 
 echo "== gemm"
 "$LOAD" gemm 14 "$GPU" > "$OUT/gemm.load" 2>&1 &
+load=$!
 sleep 8
 curl -sf "127.0.0.1:$PORT/api/v1/current" > "$OUT/current.json"
 curl -sf "127.0.0.1:$PORT/metrics" > "$OUT/gemm.prom"
-"$GPULENS" snapshot --url "http://127.0.0.1:$PORT" | tee "$OUT/snapshot.txt"
-wait
+"$GPULENS" snapshot --url "http://127.0.0.1:$PORT" | tee "$OUT/snapshot.out"
+wait "$load"
 check "gemm: utilization > 0.9" "g['gpu_utilization_ratio'] > 0.9"
 check "gemm: tensor core activity > 0.3" "g.get('gpu_tensor_core_util_ratio', 0) > 0.3"
 check "gemm: SM active > 0.5" "g.get('gpu_sm_active_ratio', 0) > 0.5"
 check "gemm: power above idle" "g['gpu_power_watts'] > 150"
-check "memory used > 1 GiB" "g['gpu_memory_used_bytes'] > 2**30"
+check "memory used covers the load's process" "g['gpu_memory_used_bytes'] >= max(v for k, v in g.items() if k.startswith('gpu_process_memory_used_bytes')) > 0"
 check "PCIe link reported" "g['gpu_pcie_link_generation_max'] >= 4"
 
 echo "== tiny kernels"
 "$LOAD" tiny 12 "$GPU" > "$OUT/tiny.load" 2>&1 &
+load=$!
 sleep 7
 curl -sf "127.0.0.1:$PORT/api/v1/current" > "$OUT/current.json"
-wait
+wait "$load"
 check "tiny: utilization high" "g['gpu_utilization_ratio'] > 0.8"
 check "tiny: SM active low" "g.get('gpu_sm_active_ratio', 1) < 0.2"
 
