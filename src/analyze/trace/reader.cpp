@@ -53,7 +53,7 @@ Status inflate_streaming(const std::string& path, std::string_view in, uint64_t 
   std::unique_ptr<z_stream, decltype(&inflateEnd)> guard(&zs, inflateEnd);
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
   size_t used = 0;
-  out.resize(std::max<size_t>(in.size() * 4, 1 << 20));
+  out.resize(std::min<uint64_t>(std::max<uint64_t>(uint64_t{in.size()} * 4, 1 << 20), limit + 1));
   for (;;) {
     // zlib counts in 32-bit units; feed and drain at most 1 GiB at a time.
     zs.avail_in = static_cast<uInt>(std::min<size_t>(in.size() - (zs.next_in - reinterpret_cast<const Bytef*>(in.data())), 1u << 30));
