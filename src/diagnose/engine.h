@@ -48,6 +48,7 @@ struct Evidence {
   std::string signal;
   double value = 0;      // mean over the time the cause held
   double threshold = 0;
+  std::string detail;    // facts that are not numbers ("pid 4104 may run on NUMA node(s) 0"); may be empty
 };
 
 struct Finding {

@@ -73,6 +73,10 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["gpu_last_xid"] = {gpu(G::kLastXid)};
     t["gpu_up"] = {gpu(G::kGpuUp)};
     t["gpu_row_remap_failure"] = {gpu(G::kRowRemapFailure)};
+    t["gpu_numa_node"] = {gpu(G::kNumaNode)};
+    t["gpu_topology_info"] = {{.kind = K::kPeerPath}};
+    t["gpu_cpu_affinity_info"] = {{.kind = K::kLocalCpus}};
+    t["host_gpu_process_affinity_info"] = {{.kind = K::kProcess}};
     t["host_pressure_cpu_waiting_seconds_total"] = {host(H::kPsiCpu, true)};
     t["host_pressure_io_waiting_seconds_total"] = {host(H::kPsiIo, true)};
     t["host_disk_io_time_seconds_total"] = {host(H::kDiskBusy, true)};
@@ -269,6 +273,25 @@ bool SignalSetBuilder::add_for_host(std::string_view host_name, std::string_view
   return true;
 }
 
+SignalSetBuilder::GpuAcc& SignalSetBuilder::gpu_of(HostAcc& h, LabelSpan labels) {
+  std::string index(label_of(labels, "gpu"));
+  if (index.empty()) index = std::string(label_of(labels, "UUID"));
+  if (index.empty()) index = std::string(label_of(labels, "gpu_uuid"));
+  GpuAcc& g = h.gpus[index];
+  if (g.uuid.empty()) {
+    std::string_view u = label_of(labels, "UUID");
+    if (u.empty()) u = label_of(labels, "gpu_uuid");
+    if (u.empty()) u = label_of(labels, "uuid");
+    g.uuid = u;
+  }
+  if (g.model.empty()) {
+    std::string_view m = label_of(labels, "modelName");
+    if (m.empty()) m = label_of(labels, "gpu_name");
+    g.model = m;
+  }
+  return g;
+}
+
 void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, const Series& points,
                             bool already_rate) {
   Series s;
@@ -286,23 +309,27 @@ void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, cons
     }
   }
   switch (b.kind) {
-    case K::kGpu: {
-      std::string index(label_of(labels, "gpu"));
-      if (index.empty()) index = std::string(label_of(labels, "UUID"));
-      if (index.empty()) index = std::string(label_of(labels, "gpu_uuid"));
-      GpuAcc& g = h.gpus[index];
-      if (g.uuid.empty()) {
-        std::string_view u = label_of(labels, "UUID");
-        if (u.empty()) u = label_of(labels, "gpu_uuid");
-        if (u.empty()) u = label_of(labels, "uuid");
-        g.uuid = u;
-      }
-      if (g.model.empty()) {
-        std::string_view m = label_of(labels, "modelName");
-        if (m.empty()) m = label_of(labels, "gpu_name");
-        g.model = m;
-      }
-      g.parts[b.sig].push_back(std::move(s));
+    case K::kGpu: gpu_of(h, labels).parts[b.sig].push_back(std::move(s)); break;
+    case K::kPeerPath: {
+      const std::string_view peer = label_of(labels, "peer"), path = label_of(labels, "path");
+      if (!peer.empty() && !path.empty()) gpu_of(h, labels).peer_paths[std::string(peer)] = path;
+      break;
+    }
+    case K::kLocalCpus: {
+      const std::string_view cpus = label_of(labels, "cpus");
+      if (!cpus.empty()) gpu_of(h, labels).local_cpus = cpus;
+      break;
+    }
+    case K::kProcess: {
+      ProcessPlacement p{.pid = std::string(label_of(labels, "pid")),
+                         .gpu = std::string(label_of(labels, "gpu")),
+                         .cpus = std::string(label_of(labels, "cpus")),
+                         .numa_nodes = std::string(label_of(labels, "numa_nodes")),
+                         .present = {}};
+      if (p.pid.empty() || p.gpu.empty()) break;
+      std::string key = p.pid + '\x1f' + p.gpu + '\x1f' + p.cpus + '\x1f' + p.numa_nodes;
+      h.presence[key].push_back(std::move(s));
+      h.processes.try_emplace(std::move(key), std::move(p));
       break;
     }
     case K::kHost: h.parts[b.sig].push_back(std::move(s)); break;
@@ -418,6 +445,10 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
     for (Series& s : from.triton_duration) into.triton_duration.push_back(std::move(s));
     for (Series& s : from.triton_count) into.triton_count.push_back(std::move(s));
     for (Series& s : from.triton_success) into.triton_success.push_back(std::move(s));
+    for (auto& [key, p] : from.processes) into.processes.try_emplace(key, std::move(p));
+    for (auto& [key, parts] : from.presence) {
+      for (Series& s : parts) into.presence[key].push_back(std::move(s));
+    }
     hosts_.erase(other_hosts[0]);
   }
 
@@ -448,11 +479,17 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
       const Series cnt = merge(h.triton_success.empty() ? h.triton_count : h.triton_success, Combine::kSum);
       hs.sig(HostSig::kLatencyMean) = ratio(dur, cnt);
     }
+    for (auto& [key, p] : h.processes) {
+      p.present = merge(h.presence[key], Combine::kMax);
+      hs.processes.push_back(std::move(p));
+    }
     for (auto& [index, g] : h.gpus) {
       GpuSignals gs;
       gs.index = index;
       gs.uuid = g.uuid;
       gs.model = g.model;
+      gs.peer_paths = std::move(g.peer_paths);
+      gs.local_cpus = std::move(g.local_cpus);
       for (size_t i = 0; i < kGpuSigCount; ++i) gs.sigs[i] = merge(g.parts[i], combine_of(static_cast<GpuSig>(i)));
       hs.gpus.push_back(std::move(gs));
     }

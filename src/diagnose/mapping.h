@@ -40,7 +40,12 @@ using LabelSpan = std::span<const LabelPair>;
 // What one input series feeds: a GPU signal, a host signal, or an input to a
 // derived host signal (latency histogram bucket, Triton duration/count).
 struct Binding {
-  enum class Kind : uint8_t { kGpu, kHost, kLatencyBucket, kTritonDuration, kTritonCount, kTritonSuccess };
+  // kPeerPath, kLocalCpus, kProcess: placement facts read from the labels
+  // of info series (gpu_topology_info, gpu_cpu_affinity_info,
+  // host_gpu_process_affinity_info).
+  enum class Kind : uint8_t {
+    kGpu, kHost, kLatencyBucket, kTritonDuration, kTritonCount, kTritonSuccess, kPeerPath, kLocalCpus, kProcess
+  };
   enum class Transform : uint8_t { kNone, kMask, kEventCode };
   Kind kind = Kind::kGpu;
   uint8_t sig = 0;            // GpuSig or HostSig
@@ -85,6 +90,8 @@ class SignalSetBuilder {
  private:
   struct GpuAcc {
     std::string uuid, model;
+    std::map<std::string, std::string> peer_paths;
+    std::string local_cpus;
     std::vector<std::vector<Series>> parts = std::vector<std::vector<Series>>(kGpuSigCount);
   };
   struct HostAcc {
@@ -92,7 +99,11 @@ class SignalSetBuilder {
     std::map<double, std::vector<Series>> buckets;  // le -> bucket rates
     std::vector<Series> triton_duration, triton_count, triton_success;
     std::map<std::string, GpuAcc> gpus;              // by index
+    // by pid, gpu, cpus, numa_nodes: a changed affinity is a new entry
+    std::map<std::string, ProcessPlacement> processes;
+    std::map<std::string, std::vector<Series>> presence;
   };
+  GpuAcc& gpu_of(HostAcc& host, LabelSpan labels);
   void feed(HostAcc& host, const Binding& b, LabelSpan labels, const Series& points, bool already_rate);
 
   std::map<std::string, HostAcc> hosts_;

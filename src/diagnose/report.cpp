@@ -116,6 +116,10 @@ std::string report_json(const Report& r) {
           json_number(o, fi.evidence[e].value);
           o += ",\"threshold\":";
           json_number(o, fi.evidence[e].threshold);
+          if (!fi.evidence[e].detail.empty()) {
+            o += ",\"detail\":";
+            json_string(o, fi.evidence[e].detail);
+          }
           o += '}';
         }
         o += "],\"action\":";
@@ -232,7 +236,8 @@ std::string report_text(const Report& r, bool colour) {
         std::string ev;
         for (const Evidence& e : f.evidence) {
           if (!ev.empty()) ev += "; ";
-          ev += e.signal + " " + num(e.value) + " (threshold " + num(e.threshold) + ")";
+          ev += e.signal + " " + num(e.value) + " (threshold " + num(e.threshold) +
+                (e.detail.empty() ? ")" : "; " + e.detail + ")");
         }
         if (!ev.empty()) o += "      evidence: " + ev + "\n";
         o += "      action: " + f.action + "\n";

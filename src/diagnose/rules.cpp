@@ -87,6 +87,7 @@ class Rules {
     add(communication());
     auto [launch, small] = occupancy();
     add(std::move(launch));
+    add(topology_rule(c_, util_, na_));
     add(thermal_throttle());
     add(power_cap());
     add(pcie_link_degraded());
@@ -102,7 +103,6 @@ class Rules {
       }
       add(std::move(small));
     }
-    na_.push_back({"topology", "needs the job's CPU affinity and the GPU topology (gpulens agent data)"});
     return out;
   }
 

@@ -23,6 +23,7 @@ struct EvidenceSpec {
   std::string signal;
   Aligned values;
   double threshold;
+  std::string detail = {};
 };
 
 struct RuleResult {
@@ -51,6 +52,11 @@ struct GpuContext {
 
 std::vector<RuleResult> evaluate_rules(const GpuContext& ctx, std::vector<NotAssessed>& not_assessed,
                                        std::vector<std::string>& notes);
+
+// The topology rule (topology_rule.cpp): `util` is the GPU's utilisation
+// on its timeline; holds while a process on the GPU runs off the GPU's NUMA
+// node, or uses another GPU with no NVLink or PCIe switch between them.
+RuleResult topology_rule(const GpuContext& ctx, const Aligned& util, std::vector<NotAssessed>& not_assessed);
 
 // When the GPU first had a fatal fault (fatal XID, lost, row-remap failure,
 // uncorrectable ECC); INT64_MAX when never.

@@ -2,6 +2,7 @@
 #include "diagnose/signals.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
 
 namespace gpulens::diagnose {
@@ -14,7 +15,7 @@ std::string_view signal_name(GpuSig s) {
       "link_gen_max",   "link_width",      "link_width_max", "nvlink_rx_bps",   "nvlink_tx_bps",
       "nvlink_util",    "temperature",     "power",         "power_limit",      "sm_clock",
       "sm_clock_max",   "thermal_throttle", "power_throttle", "xid_rate",       "last_xid",
-      "gpu_up",         "ecc_uncorrected_rate", "row_remap_failure"};
+      "gpu_up",         "ecc_uncorrected_rate", "row_remap_failure", "numa_node"};
   return kNames[static_cast<size_t>(s)];
 }
 
@@ -69,6 +70,29 @@ int64_t median_step_ms(const Series& s) {
   for (size_t i = 1; i < s.size(); ++i) d.push_back(s[i].t_ms - s[i - 1].t_ms);
   std::nth_element(d.begin(), d.begin() + static_cast<ptrdiff_t>(d.size() / 2), d.end());
   return d[d.size() / 2];
+}
+
+std::optional<std::vector<int>> parse_cpu_list(std::string_view text) {
+  std::vector<int> out;
+  auto number = [](std::string_view t) -> std::optional<int> {
+    int v = 0;
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || p != t.data() + t.size() || v < 0) return std::nullopt;
+    return v;
+  };
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    const size_t dash = item.find('-');
+    const auto lo = number(item.substr(0, dash));
+    const auto hi = dash == std::string_view::npos ? lo : number(item.substr(dash + 1));
+    if (!lo || !hi || *hi < *lo || out.size() + static_cast<size_t>(*hi - *lo) >= 65536) return std::nullopt;
+    for (int v = *lo; v <= *hi; ++v) out.push_back(v);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 }  // namespace gpulens::diagnose

@@ -15,6 +15,8 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +63,7 @@ enum class GpuSig : uint8_t {
   kGpuUp,            // 1 answering, 0 lost
   kEccUncorrectedRate,
   kRowRemapFailure,
+  kNumaNode,         // NUMA node the GPU is attached to (gpu_numa_node)
   kCount
 };
 
@@ -91,18 +94,35 @@ inline constexpr size_t kHostSigCount = static_cast<size_t>(HostSig::kCount);
 std::string_view signal_name(GpuSig s);
 std::string_view signal_name(HostSig s);
 
+// Placement facts (topology cause). Static per GPU: the path to each peer
+// GPU as nvidia-smi topo -m names it (NVLINK, PIX, PXB, PHB, NODE, SYS) and
+// the CPUs close to the GPU (kernel list syntax, "0-47"). Empty: unknown.
 struct GpuSignals {
   std::string index;  // "0", "1", ... as labelled
   std::string uuid;
   std::string model;
+  std::map<std::string, std::string> peer_paths;  // peer index -> path
+  std::string local_cpus;
   std::array<Series, kGpuSigCount> sigs;
   Series& sig(GpuSig s) { return sigs[static_cast<size_t>(s)]; }
   const Series& sig(GpuSig s) const { return sigs[static_cast<size_t>(s)]; }
 };
 
+// One GPU a process uses, and where the process may run
+// (host_gpu_process_affinity_info): a process on several GPUs has one entry
+// per GPU. `present` holds a point (value 1) at each time it was seen.
+struct ProcessPlacement {
+  std::string pid;
+  std::string gpu;         // GPU index
+  std::string cpus;        // allowed CPUs, kernel list syntax ("0-47,96-143")
+  std::string numa_nodes;  // allowed NUMA nodes, kernel list syntax ("0")
+  Series present;
+};
+
 struct HostSignals {
   std::string name;
   std::vector<GpuSignals> gpus;  // ordered by index
+  std::vector<ProcessPlacement> processes;  // ordered by (pid, gpu)
   std::array<Series, kHostSigCount> sigs;
   Series& sig(HostSig s) { return sigs[static_cast<size_t>(s)]; }
   const Series& sig(HostSig s) const { return sigs[static_cast<size_t>(s)]; }
@@ -128,5 +148,9 @@ Series combine(const std::vector<const Series*>& parts, Combine op);
 
 // Median interval between points (0 for fewer than two points).
 int64_t median_step_ms(const Series& s);
+
+// Parses a kernel list ("0-3,8,10-11") into its members, sorted; nullopt
+// when malformed or absurdly large (over 65536 members).
+std::optional<std::vector<int>> parse_cpu_list(std::string_view text);
 
 }  // namespace gpulens::diagnose

@@ -52,6 +52,7 @@ constexpr Key kKeys[] = {
     {"fragmentation_for", &Thresholds::fragmentation_for_ms},
     {"thermal_for", &Thresholds::thermal_for_ms},
     {"pcie_for", &Thresholds::pcie_for_ms},
+    {"topology_for", &Thresholds::topology_for_ms},
     {"default_for", &Thresholds::default_for_ms},
 };
 

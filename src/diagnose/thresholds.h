@@ -64,6 +64,7 @@ struct Thresholds {
   int64_t fragmentation_for_ms = 300'000;
   int64_t thermal_for_ms = 300'000;
   int64_t pcie_for_ms = 180'000;
+  int64_t topology_for_ms = 300'000;  // a misplaced job, while it runs
   int64_t default_for_ms = 300'000;
 };
 

@@ -70,7 +70,7 @@ Scenario read_scenario(const YAML::Node& root, const std::string& origin) {
   Scenario s;
   s.source_path = origin;
   std::string model = "h100-sxm";
-  YAML::Node model_node;
+  YAML::Node model_node, links_node, job_node;
   bool model_given = false;
   Workload defaults;
   r.map(root, "scenario",
@@ -99,7 +99,26 @@ Scenario read_scenario(const YAML::Node& root, const std::string& origin) {
                    {"nic", [&](const YAML::Node& x) { s.nic = r.text(x, "node.nic"); }},
                    {"nic_gbps", [&](const YAML::Node& x) { s.nic_gbps = r.number(x, "node.nic_gbps", 0.1, 1e4); }},
                    {"ib_ports", [&](const YAML::Node& x) { s.ib_ports = r.integer(x, "node.ib_ports", 0, 64); }},
-                   {"ib_gbps", [&](const YAML::Node& x) { s.ib_gbps = r.number(x, "node.ib_gbps", 1, 1e4); }}});
+                   {"ib_gbps", [&](const YAML::Node& x) { s.ib_gbps = r.number(x, "node.ib_gbps", 1, 1e4); }},
+                   {"gpu_links", [&](const YAML::Node& x) {
+                      s.gpu_links = r.choice(x, "node.gpu_links", {"nvlink", "pcie"});
+                      links_node = x;
+                    }}});
+          }},
+         {"job",
+          [&](const YAML::Node& v) {
+            job_node = v;
+            auto indices = [&](const YAML::Node& x, const std::string& path, std::vector<int>& out) {
+              if (!x.IsSequence() || x.size() == 0) r.fail(x, path + ": expected a non-empty list of indices");
+              for (const auto& i : x) out.push_back(r.integer(i, path + "[]", 0, 63));
+            };
+            r.map(v, "job",
+                  {{"gpus", [&](const YAML::Node& x) { indices(x, "job.gpus", s.job.gpus); }},
+                   {"numa_nodes", [&](const YAML::Node& x) { indices(x, "job.numa_nodes", s.job.numa_nodes); }},
+                   {"processes", [&](const YAML::Node& x) {
+                      s.job.one_process = r.choice(x, "job.processes", {"per_gpu", "one"}) == "one";
+                    }}});
+            if (s.job.gpus.empty()) r.fail(v, "job: needs gpus");
           }},
          {"defaults", [&](const YAML::Node& v) { defaults = read_workload(r, v, "defaults"); }},
          {"phases",
@@ -150,6 +169,19 @@ Scenario read_scenario(const YAML::Node& root, const std::string& origin) {
   if (s.pcie_width == 0) s.pcie_width = s.model.pcie_width;
   for (const auto& f : s.faults) {
     if (f.gpu >= s.gpus) throw ParseError{origin + ": fault on gpu " + std::to_string(f.gpu) + " but the node has " + std::to_string(s.gpus) + " GPUs"};
+  }
+  if (s.gpu_links.empty()) s.gpu_links = s.model.nvlink_links > 0 ? "nvlink" : "pcie";
+  if (s.gpu_links == "nvlink" && s.model.nvlink_links == 0) {
+    r.fail(links_node, "node.gpu_links: nvlink, but " + model + " has no NVLink");
+  }
+  for (int g : s.job.gpus) {
+    if (g >= s.gpus) r.fail(job_node, "job.gpus names gpu " + std::to_string(g) + " beyond the node's " + std::to_string(s.gpus));
+  }
+  for (int n : s.job.numa_nodes) {
+    if (n >= s.numa_nodes()) {
+      r.fail(job_node, "job.numa_nodes names node " + std::to_string(n) + " but the node has " +
+                           std::to_string(s.numa_nodes()) + " (the first half of the GPUs on 0, the rest on 1)");
+    }
   }
   for (int g : s.expect_gpus) {
     if (g >= s.gpus) throw ParseError{origin + ": expect.gpus names gpu " + std::to_string(g) + " beyond the node's " + std::to_string(s.gpus)};

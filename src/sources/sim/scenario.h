@@ -60,6 +60,16 @@ struct Fault {
   int gen = 3, width = 8;  // kind link_degraded
 };
 
+// Where the job runs: its GPUs and the NUMA nodes its processes may use
+// (the simulated node has NUMA node 0 for the first half of the GPUs and
+// node 1 for the rest, CPUs split the same way). GPUs outside the job run
+// processes pinned to their own node.
+struct Job {
+  std::vector<int> gpus;        // empty: no job key (every GPU well placed)
+  std::vector<int> numa_nodes;  // empty: each GPU's own node
+  bool one_process = false;     // one process drives all its GPUs (else one per GPU)
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -75,11 +85,15 @@ struct Scenario {
   double nic_gbps = 100;
   int ib_ports = 8;
   double ib_gbps = 400;
+  std::string gpu_links;           // nvlink | pcie; default: nvlink when the model has NVLink
+  Job job;
   bool repeat = false;             // loop the phases (else hold the last)
   std::vector<Phase> phases;
   std::vector<Fault> faults;
 
   int64_t total_ms() const;
+  int numa_nodes() const { return gpus >= 2 ? 2 : 1; }
+  int numa_node_of(int gpu) const { return gpus >= 2 && gpu >= gpus / 2 ? 1 : 0; }
   // The phase in force `elapsed_ms` after the start, and how far into it.
   const Phase& phase_at(int64_t elapsed_ms, int64_t* into_ms) const;
 };

@@ -45,6 +45,42 @@ TEST(Scenario, ErrorsNameFileLineAndProblem) {
   EXPECT_FALSE(parse_scenario("", "empty.yaml").ok());
 }
 
+TEST(Scenario, JobAndLinks) {
+  auto s = parse_scenario("name: x\nnode: {gpus: 8, gpu_links: pcie}\n"
+                          "job: {gpus: [4, 5], numa_nodes: [0], processes: one}\nphases: [{duration: 1m}]\n", "j");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->gpu_links, "pcie");
+  EXPECT_EQ(s->job.gpus, (std::vector<int>{4, 5}));
+  EXPECT_EQ(s->job.numa_nodes, std::vector<int>{0});
+  EXPECT_TRUE(s->job.one_process);
+  EXPECT_EQ(s->numa_node_of(3), 0);
+  EXPECT_EQ(s->numa_node_of(4), 1);
+
+  s = parse_scenario("name: x\nphases: [{duration: 1m}]\n", "d");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->gpu_links, "nvlink");  // an H100 SXM has NVLink
+  EXPECT_TRUE(s->job.gpus.empty());
+  s = parse_scenario("name: x\nnode: {gpu_model: l40s}\nphases: [{duration: 1m}]\n", "l");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->gpu_links, "pcie");
+
+  s = parse_scenario("name: x\nnode: {gpu_model: l40s, gpu_links: nvlink}\nphases: [{duration: 1m}]\n", "l.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("l.yaml:2:"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("no NVLink"), std::string::npos);
+  s = parse_scenario("name: x\nnode: {gpus: 4}\njob: {gpus: [4]}\nphases: [{duration: 1m}]\n", "g.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("beyond"), std::string::npos) << s.status().message();
+  s = parse_scenario("name: x\njob: {gpus: [0], numa_nodes: [2]}\nphases: [{duration: 1m}]\n", "n.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("job.numa_nodes"), std::string::npos) << s.status().message();
+  s = parse_scenario("name: x\njob: {gpus: [0], processes: some}\nphases: [{duration: 1m}]\n", "p.yaml");
+  ASSERT_FALSE(s.ok());
+  s = parse_scenario("name: x\njob: {numa_nodes: [0]}\nphases: [{duration: 1m}]\n", "e.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("needs gpus"), std::string::npos) << s.status().message();
+}
+
 TEST(Scenario, PhaseTimeline) {
   auto s = parse_scenario("name: x\nphases:\n  - {name: a, duration: 1m}\n  - {name: b, duration: 2m}\n", "t");
   ASSERT_TRUE(s.ok()) << s.status().message();

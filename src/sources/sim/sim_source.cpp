@@ -128,6 +128,47 @@ class SimSource final : public Source {
     return nullptr;
   }
 
+  // The CPUs of the given NUMA nodes in kernel list syntax: the node's CPUs
+  // are an even share of the node's, in order.
+  std::string cpus_of(std::vector<int> nodes) const {
+    std::sort(nodes.begin(), nodes.end());
+    std::string out;
+    const int per = std::max(1, s_.cpus / s_.numa_nodes());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      size_t j = i;  // adjacent nodes make one range
+      while (j + 1 < nodes.size() && nodes[j + 1] == nodes[j] + 1) ++j;
+      out += (out.empty() ? "" : ",") + std::to_string(nodes[i] * per) + "-" + std::to_string(nodes[j] * per + per - 1);
+      i = j;
+    }
+    return out;
+  }
+
+  // The process using GPU `g` and where it may run: the scenario's job, or
+  // a process pinned to the GPU's own node.
+  void set_process(Frame& f, int g) const {
+    const auto& job = s_.job;
+    const bool in_job = std::find(job.gpus.begin(), job.gpus.end(), g) != job.gpus.end();
+    std::vector<int> nodes{s_.numa_node_of(g)};
+    int pid = 3000 + g;
+    if (in_job) {
+      pid = 4000 + (job.one_process ? job.gpus.front() : g);
+      if (!job.numa_nodes.empty()) {
+        nodes = job.numa_nodes;
+      } else if (job.one_process) {  // one process: the nodes of all its GPUs
+        nodes.clear();
+        for (int j : job.gpus) nodes.push_back(s_.numa_node_of(j));
+        std::sort(nodes.begin(), nodes.end());
+        nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+      }
+    }
+    std::string list;
+    for (int n : nodes) list += (list.empty() ? "" : ",") + std::to_string(n);
+    f.set_node(FieldId::kHostProcessCpuAffinity,
+               label("pid", std::to_string(pid)) + "," + label("gpu", std::to_string(g)) + "," +
+                   label("cpus", cpus_of(nodes)) + "," + label("numa_nodes", list),
+               1);
+  }
+
   // Returns the GPU's duty (for host-side derivations).
   double sample_gpu(Frame& f, int g, Workload w, int64_t elapsed, int64_t second, double dt, int lost_gpu) {
     auto& st = gpus_[g];
@@ -262,7 +303,8 @@ class SimSource final : public Source {
     f.set(FieldId::kGpuPcieLinkWidthMax, g, s_.pcie_width);
     f.set(FieldId::kGpuPcieReplays, g, 0);
 
-    if (m.nvlink_links > 0) {
+    const bool nvlinked = s_.gpu_links == "nvlink";
+    if (nvlinked) {
       const double per_link = nvlink * (1 + 0.02 * n(10)) / m.nvlink_links;
       for (int l = 0; l < m.nvlink_links; ++l) {
         st.nvl_tx[l] += per_link * dt;
@@ -275,11 +317,18 @@ class SimSource final : public Source {
       f.set(FieldId::kGpuNvlinkTxRate, g, per_link * m.nvlink_links);
       f.set(FieldId::kGpuNvlinkRxRate, g, per_link * m.nvlink_links);
       f.set(FieldId::kGpuNvlinkUtil, g, clamp01(per_link / (m.nvlink_gbps_per_link * kGB)));
-      for (int p = 0; p < s_.gpus; ++p) {
-        if (p != g) f.set(FieldId::kGpuTopology, g, label("peer", std::to_string(p)) + ",path=\"NVLINK\"", 1);
-      }
     }
-    f.set(FieldId::kGpuNumaNode, g, g < s_.gpus / 2 ? 0 : 1);
+    // Without NVLink, peers on the same socket meet at a host bridge (NODE),
+    // the others across the socket interconnect (SYS).
+    const int node = s_.numa_node_of(g);
+    for (int p = 0; p < s_.gpus; ++p) {
+      if (p == g) continue;
+      const char* path = nvlinked ? "NVLINK" : s_.numa_node_of(p) == node ? "NODE" : "SYS";
+      f.set(FieldId::kGpuTopology, g, label("peer", std::to_string(p)) + "," + label("path", path), 1);
+    }
+    f.set(FieldId::kGpuNumaNode, g, node);
+    f.set(FieldId::kGpuCpuAffinity, g, label("cpus", cpus_of({node})), 1);
+    if (w.mem_used > 0.05 && !fault(g, "idle_gpu", elapsed)) set_process(f, g);
 
     f.set(FieldId::kGpuPower, g, power);
     f.set(FieldId::kGpuPowerLimit, g, limit);

@@ -22,6 +22,10 @@ struct SimRun {
     sim = make_sim_source(std::move(*s), seed, 1.0);
     EXPECT_TRUE(sim->open(reg).is_ok());
   }
+  explicit SimRun(sim::Scenario s) {
+    sim = make_sim_source(std::move(s), 1, 1.0);
+    EXPECT_TRUE(sim->open(reg).is_ok());
+  }
   // Samples at t = 0, step, 2*step ... until `until_ms`.
   void advance(int64_t until_ms, int64_t step_ms = 1000) {
     Frame f(reg);
@@ -148,6 +152,32 @@ TEST(SimSource, NcclFallbackLoadsEthernetNotInfiniband) {
       (r.get(FieldId::kHostInfinibandReceiveBytes, kNodeEntity, "device=\"mlx5_0\",port=\"1\"") - ib0) / 10;
   EXPECT_GT(eth_rate, 0.9 * r.get(FieldId::kHostNetworkSpeed, kNodeEntity, "device=\"eth0\""));
   EXPECT_EQ(ib_rate, 0);
+}
+
+TEST(SimSource, JobPinnedOffItsGpusNode) {
+  SimRun r("topology-cross-numa");
+  r.advance(0);
+  EXPECT_EQ(r.get(FieldId::kGpuNumaNode, 4), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuCpuAffinity, 4, "cpus=\"48-95\""), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuTopology, 4, "peer=\"0\",path=\"NVLINK\""), 1);
+  // The job's process on GPU 4 is pinned to node 0; GPU 0's runs at home.
+  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, "pid=\"4004\",gpu=\"4\",cpus=\"0-47\",numa_nodes=\"0\""), 1);
+  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, "pid=\"3000\",gpu=\"0\",cpus=\"0-47\",numa_nodes=\"0\""), 1);
+}
+
+TEST(SimSource, PcieLinksAndOneProcessJob) {
+  auto s = sim::parse_scenario("name: x\nnode: {gpus: 4, cpus: 64, gpu_links: pcie}\n"
+                               "job: {gpus: [1, 2], processes: one}\nphases: [{duration: 1m}]\n", "x");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  SimRun r(std::move(*s));
+  r.advance(0);
+  EXPECT_EQ(r.get(FieldId::kGpuTopology, 1, "peer=\"0\",path=\"NODE\""), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuTopology, 1, "peer=\"2\",path=\"SYS\""), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuNvlinkUtil, 1), -1);  // no NVLink at all
+  // One process (pid 4001) on both GPUs, allowed on both of their nodes.
+  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, "pid=\"4001\",gpu=\"1\",cpus=\"0-63\",numa_nodes=\"0,1\""), 1);
+  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, "pid=\"4001\",gpu=\"2\",cpus=\"0-63\",numa_nodes=\"0,1\""), 1);
+  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, "pid=\"3000\",gpu=\"0\",cpus=\"0-31\",numa_nodes=\"0\""), 1);
 }
 
 TEST(SimSource, BrokenScenarioReportsOnOpen) {
