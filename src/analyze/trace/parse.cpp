@@ -130,7 +130,16 @@ class Parser {
           if (cut == std::string_view::npos) break;
           st = parse_slice(pos, cut);
         }
-        if (!st) return parse_slice(pos, n).is_ok() ? truncated(n) : parse_slice(pos, n);
+        if (!st) {
+          // No event boundary parses: the events may not be objects, or the
+          // input is cut or garbage. Let simdjson name the fault, but never
+          // on more than a few slices of it.
+          size_t bracket = json_.rfind(']');
+          if (n - pos > 8 * kSlice || bracket == std::string_view::npos || bracket < pos) return truncated(pos);
+          st = parse_slice(pos, bracket);
+          if (!st) return st;
+          cut = bracket;
+        }
       }
       pos = skip_ws(cut);
       if (pos < n && json_[pos] == ',') {

@@ -102,6 +102,14 @@ TEST(TraceReader, RejectsJsonThatIsNotATrace) {
   EXPECT_FALSE(parse("42"));
 }
 
+TEST(TraceReader, LargeGarbageAfterTheArrayOpensIsRejectedQuickly) {
+  std::string s = R"({"traceEvents": [)";
+  s.append(size_t{40} << 20, '\0');  // what a truncated or zero-filled 2 GB file looks like
+  auto t = parse(s);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.status().message().find("not closed"), std::string::npos) << t.status().message();
+}
+
 TEST(TraceReader, NonObjectEventsAreSkippedAndCounted) {
   auto t = parse(R"({"traceEvents": [1, "x", null, {"ph":"X","cat":"kernel","name":"k","ts":1,"dur":2}]})");
   ASSERT_TRUE(t);
