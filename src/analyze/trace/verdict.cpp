@@ -93,8 +93,8 @@ std::vector<Straggler> find_stragglers(const std::vector<RankReport>& ranks) {
   for (size_t i = 0; i < ranks.size(); ++i) {
     // In a collective every rank waits for the slowest: that one computes
     // longest and spends the least time inside the collective.
-    bool slow_compute = mc > 0 && compute[i] > 1.10 * mc;
-    bool short_comm = mm > 0 && comm[i] < 0.67 * mm;
+    bool slow_compute = mc > 0 && compute[i] > 1.2 * mc;
+    bool short_comm = mm > 0 && comm[i] < 0.5 * mm;
     if (!slow_compute && !short_comm) continue;
     std::string why;
     if (slow_compute) why = "computation " + us(compute[i]) + " vs median " + us(mc);
