@@ -2,6 +2,7 @@
 #include "analyze/trace/reader.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <simdjson.h>
 #include <zlib.h>
 
@@ -18,7 +19,7 @@ Result<Trace> parse(std::string json) {
 }
 
 std::string temp_file(const std::string& name, const std::string& bytes) {
-  auto p = std::filesystem::temp_directory_path() / ("gpulens_trace_" + name);
+  auto p = std::filesystem::temp_directory_path() / ("gpulens_trace_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(p, std::ios::binary) << bytes;
   return p.string();
 }

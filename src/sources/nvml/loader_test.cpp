@@ -3,6 +3,7 @@
 #include "sources/nvml/loader.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <dlfcn.h>
@@ -14,7 +15,7 @@ namespace gpulens {
 namespace {
 
 void use_script(const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/loader_script.txt";
+  const std::string path = ::testing::TempDir() + "/loader_script." + std::to_string(::getpid()) + ".txt";
   std::ofstream(path) << text;
   setenv("GPULENS_FAKE_NVML_SCRIPT", path.c_str(), 1);
 }

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -28,7 +29,7 @@ NvmlOptions options(const char* library = GPULENS_FAKE_NVML) {
 }
 
 void use_script(const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/nvml_script.txt";
+  const std::string path = ::testing::TempDir() + "/nvml_script." + std::to_string(::getpid()) + ".txt";
   std::ofstream(path) << text;
   setenv("GPULENS_FAKE_NVML_SCRIPT", path.c_str(), 1);
 }
