@@ -107,7 +107,9 @@ class SimSource final : public Source {
       const double p = phase.duration_ms ? static_cast<double>(into) / phase.duration_ms : 1.0;
       w.fragmentation += (w.fragmentation_end - w.fragmentation) * std::min(1.0, p);
     }
-    const int64_t second = now / 1000;
+    // Noise follows scenario time, not the wall clock: a seed gives the same
+    // run whenever it starts.
+    const int64_t second = (now - start_ms_) / 1000;
 
     // A GPU lost to an XID 79 stalls the whole job on the node.
     int lost_gpu = -1;
