@@ -173,8 +173,8 @@ std::string Agent::current_json() {
     const Series& series = registry_.series(s);
     const FieldDef& f = field(series.field);
     if (f.layer == Layer::kAgent) continue;
-    std::string& dst = fields[series.gpu < 0 ? gpus : std::min(series.gpu, gpus - 1)];
     if (series.gpu >= gpus) continue;
+    std::string& dst = fields[series.gpu < 0 ? gpus : series.gpu];
     if (!dst.empty()) dst += ',';
     std::string key(f.name);
     if (!series.extra.empty()) key += "{" + series.extra + "}";

@@ -65,8 +65,6 @@ struct Conn {
   std::string in;
   std::string out;
   size_t out_off = 0;
-  std::string_view out_view;  // extra body bytes sent after `out` (not owned)
-  size_t view_off = 0;
   bool close_after = false;
   int64_t last_active = 0;
 };
@@ -166,11 +164,8 @@ void HttpServer::run() {
   };
   // Writes what it can; returns false when the connection should close now.
   auto flush = [&](Conn& c) -> bool {
-    while (c.out_off < c.out.size() || c.view_off < c.out_view.size()) {
-      const bool head = c.out_off < c.out.size();
-      const char* p = head ? c.out.data() + c.out_off : c.out_view.data() + c.view_off;
-      const size_t n = head ? c.out.size() - c.out_off : c.out_view.size() - c.view_off;
-      ssize_t w = send(c.fd, p, n, MSG_NOSIGNAL);
+    while (c.out_off < c.out.size()) {
+      ssize_t w = send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
       if (w < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
           want_write(c, true);
@@ -178,12 +173,10 @@ void HttpServer::run() {
         }
         return false;
       }
-      (head ? c.out_off : c.view_off) += static_cast<size_t>(w);
+      c.out_off += static_cast<size_t>(w);
     }
     c.out.clear();
     c.out_off = 0;
-    c.out_view = {};
-    c.view_off = 0;
     want_write(c, false);
     return !c.close_after;
   };
@@ -277,15 +270,9 @@ void HttpServer::run() {
       c.out += "\r\nContent-Length: ";
       c.out.append(len, lp);
       c.out += keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n";
-      if (req.method != "HEAD") {
-        if (res.body_view.data()) {
-          // Large bodies are sent from the handler's buffer, which stays valid
-          // until the next request is handled; copy if more requests are queued.
-          c.out += body;
-        } else {
-          c.out += res.body;
-        }
-      }
+      // Copied into the connection's reused buffer: the handler's view is
+      // only valid until the next request.
+      if (req.method != "HEAD") c.out += body;
       c.close_after = !keep_alive;
       c.in.erase(0, end + 4 + content_length);
     }

@@ -44,7 +44,7 @@ struct ServerResponse {
   std::string_view content_type = "text/plain; charset=utf-8";
   std::string_view content_encoding;  // "" or "gzip"
   std::string body;                   // owned, reused between requests
-  std::string_view body_view;         // if set, sent instead of body (no copy)
+  std::string_view body_view;         // if set, sent instead of body (no copy into body)
 };
 
 struct HttpServerOptions {
