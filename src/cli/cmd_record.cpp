@@ -7,7 +7,6 @@
 // seconds, ending now. With real sources it samples in real time.
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -25,12 +24,6 @@ struct Point {
   double v;
 };
 
-void append_ts(std::string& out, int64_t ms) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, " %lld.%03lld", static_cast<long long>(ms / 1000), static_cast<long long>(ms % 1000));
-  out += buf;
-}
-
 // Writes all buffered points family by family (OpenMetrics forbids
 // interleaving families), each series in time order.
 void write_openmetrics(std::ostream& out, const SeriesRegistry& reg, const std::vector<std::vector<Point>>& points) {
@@ -41,15 +34,7 @@ void write_openmetrics(std::ostream& out, const SeriesRegistry& reg, const std::
     for (uint32_t s : reg.slots_of(f.id)) any |= s < points.size() && !points[s].empty();
     if (!any) continue;
     const std::string_view fam = family_name(f, true);
-    buf += "# TYPE ";
-    buf += fam;
-    buf += ' ';
-    buf += type_name(f.type);
-    buf += "\n# HELP ";
-    buf += fam;
-    buf += ' ';
-    for (char c : f.help) buf += c == '"' ? std::string("\\\"") : std::string(1, c);
-    buf += '\n';
+    append_family_header(buf, fam, type_name(f.type), f.help, true);
     auto sample = [&](std::string_view suffix, std::string_view labels, const Point& p) {
       buf += f.name;
       buf += suffix;
@@ -60,7 +45,7 @@ void write_openmetrics(std::ostream& out, const SeriesRegistry& reg, const std::
       }
       buf += ' ';
       append_value(buf, p.v);
-      append_ts(buf, p.t_ms);
+      append_timestamp(buf, p.t_ms);
       buf += '\n';
     };
     if (f.type == MetricType::kHistogram) {

@@ -22,6 +22,15 @@ void append_help(std::string& out, std::string_view help, bool openmetrics) {
   }
 }
 
+// Name suffix of a histogram series from its extra labels.
+std::string_view histogram_suffix(std::string_view extra) {
+  if (extra == "sum") return "_sum";
+  if (extra == "count") return "_count";
+  return "_bucket";
+}
+
+}  // namespace
+
 void append_timestamp(std::string& out, int64_t ms) {
   char buf[32];
   auto p = std::to_chars(buf, buf + sizeof buf, ms / 1000).ptr;
@@ -34,14 +43,18 @@ void append_timestamp(std::string& out, int64_t ms) {
   out.append(buf, p);
 }
 
-// Name suffix of a histogram series from its extra labels.
-std::string_view histogram_suffix(std::string_view extra) {
-  if (extra == "sum") return "_sum";
-  if (extra == "count") return "_count";
-  return "_bucket";
+void append_family_header(std::string& out, std::string_view name, std::string_view type, std::string_view help,
+                          bool openmetrics) {
+  out += "# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += "\n# HELP ";
+  out += name;
+  out += ' ';
+  append_help(out, help, openmetrics);
+  out += '\n';
 }
-
-}  // namespace
 
 void append_value(std::string& out, double v) {
   if (std::isnan(v)) {
@@ -117,15 +130,7 @@ void Renderer::render_into(std::string& out, const SeriesRegistry& registry, con
     // counters), so they are typed gauge: promtool then only notes its
     // camelCase labels (UUID, modelName), which dashboards depend on.
     if (dcgm) type = "gauge";
-    out += "# HELP ";
-    out += name;
-    out += ' ';
-    append_help(out, help, om);
-    out += "\n# TYPE ";
-    out += name;
-    out += ' ';
-    out += type;
-    out += '\n';
+    append_family_header(out, name, type, help, om);
   };
 
   for (const FieldDef& f : catalog()) {

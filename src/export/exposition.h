@@ -49,8 +49,14 @@ class Renderer {
   std::string buf_;
 };
 
-// Appends a sample value as Prometheus parses it (NaN, +Inf, -Inf, shortest
-// round-trip decimal otherwise).
+// Appends a sample value as Prometheus parses it (NaN, +Inf, -Inf, whole
+// numbers as integers, shortest round-trip decimal otherwise).
 void append_value(std::string& out, double v);
+// Appends " <seconds>.<milliseconds>", the OpenMetrics sample timestamp.
+void append_timestamp(std::string& out, int64_t ms);
+// Appends the "# TYPE" and "# HELP" lines of a family, HELP escaped for the
+// format (OpenMetrics also escapes '"').
+void append_family_header(std::string& out, std::string_view name, std::string_view type, std::string_view help,
+                          bool openmetrics);
 
 }  // namespace gpulens
