@@ -4,28 +4,17 @@
 # (flags, configs, ports, Accept headers) gets a clear error and exit code.
 set -euo pipefail
 GPULENS=$1
-command -v promtool >/dev/null || { echo "SKIP: promtool not installed"; exit 77; }
-command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit 77; }
-
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_up() {
-  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$1/healthz" >/dev/null && return 0; sleep 0.1; done
-  fail "agent on port $1 did not come up"
-}
+source "$(dirname "$0")/lib/stack.sh"   # free_port, start_agent, stack_fail, cleanup trap
+stack_init promtool curl
+work=$STACK
+fail() { stack_fail "$@"; }
 
 # --- no driver: falls back to the simulator and says so -------------------
 port=$(free_port)
-"$GPULENS" serve --listen "127.0.0.1:$port" --interval 100ms --nvml-library /nonexistent/libnvidia-ml.so.1 \
-  --scenario power-cap 2>"$work/fallback.err" &
-pids+=($!)
-wait_up "$port"
-grep -q "SIMULATOR" "$work/fallback.err" || fail "no simulator notice on stderr: $(cat "$work/fallback.err")"
-curl -sf "http://127.0.0.1:$port/metrics" | grep -q '^gpulens_simulated{scenario="power-cap"} 1$' \
+start_agent fallback "$port" --interval 100ms --nvml-library /nonexistent/libnvidia-ml.so.1 --scenario power-cap
+fallback_pid=${STACK_PIDS[-1]}
+grep -q "SIMULATOR" "$work/agent-fallback.log" || fail "no simulator notice on stderr: $(cat "$work/agent-fallback.log")"
+curl -sf "http://127.0.0.1:$port/metrics" | grep '^gpulens_simulated{scenario="power-cap"} 1$' >/dev/null \
   || fail "gpulens_simulated missing"
 
 # --- exposition passes promtool in text, with DCGM names, and OpenMetrics -----
@@ -68,15 +57,13 @@ set -e
 grep -q "Address already in use" "$work/inuse.err" || fail "port in use message: $(cat "$work/inuse.err")"
 
 # --- SIGTERM stops the agent cleanly -----------------------------------------
-kill -TERM "${pids[0]}"
-for _ in $(seq 50); do kill -0 "${pids[0]}" 2>/dev/null || break; sleep 0.1; done
-! kill -0 "${pids[0]}" 2>/dev/null || fail "agent ignored SIGTERM"
+kill -TERM "$fallback_pid"
+for _ in $(seq 50); do kill -0 "$fallback_pid" 2>/dev/null || break; sleep 0.1; done
+! kill -0 "$fallback_pid" 2>/dev/null || fail "agent ignored SIGTERM"
 
 # --- DCGM names also pass the linter -----------------------------------------
 port=$(free_port)
-"$GPULENS" serve --listen "127.0.0.1:$port" --source sim --scenario healthy-training --dcgm-names --interval 200ms 2>/dev/null &
-pids+=($!)
-wait_up "$port"
+start_agent dcgm "$port" --source sim --scenario healthy-training --dcgm-names --interval 200ms
 curl -sf "http://127.0.0.1:$port/metrics" > "$work/dcgm.prom"
 # dcgm-exporter's own label names (UUID, modelName, Hostname) are camelCase
 # and one of its names contains "COUNTER"; dashboards rely on both, so those
