@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <unordered_map>
@@ -23,7 +24,7 @@ namespace gpulens {
 namespace {
 
 constexpr size_t kMaxHead = 16 * 1024;
-constexpr size_t kMaxBody = 1 << 20;
+constexpr size_t kDefaultBodyLimit = 1 << 20;
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -33,12 +34,19 @@ int64_t now_ms() {
 std::string_view reason(int status) {
   switch (status) {
     case 200: return "OK";
+    case 202: return "Accepted";
     case 204: return "No Content";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 406: return "Not Acceptable";
+    case 409: return "Conflict";
     case 413: return "Payload Too Large";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Entity";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
@@ -226,6 +234,9 @@ void HttpServer::run() {
         std::string_view name = trim(h.substr(0, colon)), value = trim(h.substr(colon + 1));
         if (iequals(name, "accept")) req.accept = value;
         else if (iequals(name, "accept-encoding")) req.accept_encoding = value;
+        else if (iequals(name, "content-type")) req.content_type = value;
+        else if (iequals(name, "content-encoding")) req.content_encoding = value;
+        else if (iequals(name, "authorization")) req.authorization = value;
         else if (iequals(name, "connection")) keep_alive = iequals(value, "keep-alive") || (!http10 && !iequals(value, "close"));
         else if (iequals(name, "content-length")) {
           auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), content_length);
@@ -238,13 +249,17 @@ void HttpServer::run() {
           return;
         }
       }
-      if (content_length > kMaxBody) {
-        respond_error(c, 413, "request body larger than 1 MiB");
+      size_t limit = options_.body_limit ? options_.body_limit(req.method, req.path) : kDefaultBodyLimit;
+      limit = std::min(limit, options_.max_body_bytes);
+      if (content_length > limit) {
+        respond_error(c, 413, "request body of " + std::to_string(content_length) + " bytes is larger than the limit of " +
+                                  std::to_string(limit) + " bytes for " + std::string(req.path));
         return;
       }
       if (c.in.size() < end + 4 + content_length) return;  // wait for the body
       req.body = std::string_view(c.in).substr(end + 4, content_length);
-      if (req.method != "GET" && req.method != "HEAD" && req.method != "POST") {
+      if (req.method != "GET" && req.method != "HEAD" && req.method != "POST" && req.method != "PUT" &&
+          req.method != "DELETE") {
         respond_error(c, 405, "method not allowed");
         return;
       }
@@ -317,7 +332,7 @@ void HttpServer::run() {
           ssize_t r = recv(fd, buf, sizeof buf, 0);
           if (r > 0) {
             c.in.append(buf, static_cast<size_t>(r));
-            if (c.in.size() > kMaxHead + kMaxBody + 4) break;
+            if (c.in.size() > kMaxHead + options_.max_body_bytes + 4) break;
             continue;
           }
           if (r == 0) alive = false;

@@ -3,9 +3,9 @@
 // One thread, epoll, non-blocking sockets, keep-alive. It is built for
 // scrapers: requests are small GETs, responses are produced by the handler
 // into a reused buffer. Anything else is answered with a clear status and
-// the connection closed: a request head over 16 KiB (431), a body on a GET
-// (ignored up to 1 MiB, 413 beyond), garbage (400), a method other than
-// GET/HEAD/POST (405). A connection idle for more than the idle timeout is
+// the connection closed: a request head over 16 KiB (431), a body over the
+// route's limit (413; 1 MiB unless `body_limit` says otherwise for the
+// route), garbage (400), a method other than GET/HEAD/POST/PUT/DELETE (405). A connection idle for more than the idle timeout is
 // closed, so slow or stuck clients cannot exhaust the server.
 //
 //   HttpServer server({.listen = "127.0.0.1:9400"}, [](const ServerRequest& req, ServerResponse& res) {
@@ -36,6 +36,9 @@ struct ServerRequest {
   std::string_view query;  // after '?', "" if none
   std::string_view accept;
   std::string_view accept_encoding;
+  std::string_view content_type;      // "" if absent
+  std::string_view content_encoding;  // "" if absent
+  std::string_view authorization;     // "" if absent
   std::string_view body;
 };
 
@@ -51,6 +54,11 @@ struct HttpServerOptions {
   std::string listen = "127.0.0.1:9400";  // host:port; ":9400" or "0.0.0.0:9400" for all
   int64_t idle_timeout_ms = 30000;
   size_t max_connections = 512;
+  // The largest body any route accepts (bytes); bounds each connection's buffer.
+  size_t max_body_bytes = 1 << 20;
+  // Per-route body limit (bytes), capped at max_body_bytes; absent: 1 MiB.
+  // Called on the server thread with the method and the path.
+  std::function<size_t(std::string_view method, std::string_view path)> body_limit;
 };
 
 class HttpServer {
