@@ -6,8 +6,9 @@
 
 gpulens.json reads the agent's native names; gpulens-dcgm.json the same
 panels on dcgm-exporter's DCGM_FI_* names (panels with no DCGM equivalent are
-left out). Rows follow the three layers plus health: fleet, findings,
-compute, memory, IO, health, serving.
+left out). A banner across the top turns red while any selected agent serves
+simulated data (gpulens_simulated 1). Rows follow the three layers plus
+health: fleet, findings, compute, memory, IO, health, serving.
 """
 import json
 import os
@@ -94,6 +95,36 @@ def panel(pid, title, unit, expr, legend, kind, x, y):
     return p, w, h
 
 
+def banner(pid):
+    """Full-width warning across the top while any selected agent simulates.
+
+    A stat on max(gpulens_simulated): 1 reads SIMULATED DATA on red; with no
+    simulated agent there is no series and the panel says so quietly.
+    """
+    return {
+        "id": pid,
+        "title": "",
+        "type": "stat",
+        "transparent": True,
+        "datasource": {"type": "prometheus", "uid": "${datasource}"},
+        "gridPos": {"x": 0, "y": 0, "w": 24, "h": 3},
+        "fieldConfig": {"defaults": {
+            "unit": "none",
+            "noValue": "Real GPU data (no agent serves simulated data)",
+            "color": {"mode": "thresholds"},
+            "thresholds": {"mode": "absolute", "steps": [{"color": "transparent", "value": None},
+                                                         {"color": "red", "value": 1}]},
+            "mappings": [{"type": "value", "options": {
+                "1": {"text": "SIMULATED DATA: an agent runs the simulator (--source sim); these are not real GPUs",
+                      "color": "red", "index": 0}}}],
+        }, "overrides": []},
+        "options": {"colorMode": "background", "graphMode": "none", "textMode": "value", "justifyMode": "center",
+                    "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}},
+        "targets": [{"refId": "A", "expr": 'max(gpulens_simulated{job=~"$job", instance=~"$instance"}) == 1',
+                     "legendFormat": "__auto", "instant": True, "range": False}],
+    }
+
+
 def variable(name, label, query):
     return {"name": name, "label": label, "type": "query", "datasource": {"type": "prometheus", "uid": "${datasource}"},
             "query": {"query": query, "refId": name}, "definition": query, "refresh": 2, "includeAll": True,
@@ -102,7 +133,7 @@ def variable(name, label, query):
 
 def dashboard(dcgm):
     probe = "DCGM_FI_DEV_GPU_TEMP" if dcgm else "gpu_up"
-    panels, pid, y = [], 1, 0
+    panels, pid, y = [banner(1)], 2, 3
     for row in dict.fromkeys(r[0] for r in PANELS):
         panels.append({"id": pid, "type": "row", "title": row, "collapsed": False,
                        "gridPos": {"x": 0, "y": y, "w": 24, "h": 1}, "panels": []})

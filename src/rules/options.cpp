@@ -54,6 +54,7 @@ RuleOptions RuleOptions::defaults() {
       {"gpu_lost.for", kDuration, 60e3, "gpu_up == 0 this long"},
       {"agent_down.for", kDuration, 120e3, "scrape of the agent failing this long"},
       {"source_down.for", kDuration, 300e3, "a gpulens source failing this long"},
+      {"simulated_data.for", kDuration, 60e3, "an agent serving simulated data this long"},
   };
   return o;
 }

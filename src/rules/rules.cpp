@@ -283,6 +283,15 @@ std::vector<Rule> alerting_rules(const RuleOptions& o, const Vocabulary& v) {
                       "than " +
                           dur(src_for) + " (gpulens_source_up {{ $value }}); the other sources keep working."));
   }
+
+  // The simulator's made-up GPUs must never pass for a production node's.
+  // Both variants carry it: `--dcgm-names` still exports gpulens_simulated.
+  const int64_t sim_for = o.duration_ms("simulated_data.for");
+  r.push_back(alert(o, "GpulensSimulatedData", "warning", "gpulens_simulated == 1", sim_for,
+                    "gpulens on {{ $labels.instance }} serves SIMULATED GPU data",
+                    "The agent on {{ $labels.instance }} (job {{ $labels.job }}) exports simulated GPU data "
+                    "(gpulens_simulated {{ $value }}, scenario {{ $labels.scenario }}), not a real GPU's: it was "
+                    "started with --source sim. Every GPU series and alert from that target is made up."));
   return r;
 }
 

@@ -14,7 +14,8 @@
 //   GPULowUtilization, GPUTemperatureHigh, GPUMemoryFragmentationHigh,
 //   GPUPCIeBandwidthSaturation, GPULowSMOccupancy (only with high p99
 //   latency), GPUXidError, GPUClockThrottled, GPUPCIeLinkDegraded, GPULost,
-//   GpulensAgentDown, GpulensSourceDown.
+//   GpulensAgentDown, GpulensSourceDown, GpulensSimulatedData (the agent
+//   serves the simulator's data: never in production).
 // dcgm-exporter has no fragmentation, gpu_up or source-health signal; its
 // variant leaves out GPUMemoryFragmentationHigh and GpulensSourceDown and
 // detects GPULost by a GPU's series vanishing while the exporter is up.

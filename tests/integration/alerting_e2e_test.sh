@@ -30,6 +30,7 @@ rules:
   gpu_lost: {for: 3s}
   agent_down: {for: 5s}
   source_down: {for: 5s}
+  simulated_data: {for: 5s}
 YAML
 "$GPULENS" rules --config "$STACK/rules.yaml" >"$STACK/rules.yml" || stack_fail "gpulens rules"
 
@@ -72,7 +73,9 @@ alerts_at_am() {
 for a in json.load(sys.stdin):
     l = a["labels"]; print(l["alertname"], l.get("scenario", "-"), l.get("gpu", "-"))' | sort -u
 }
-expected=("GPUTemperatureHigh thermal 5" "GPUClockThrottled thermal 5" "GPUXidError xid 4" "GPULost xid 4")
+# Every agent here runs the simulator, so each also raises GpulensSimulatedData.
+expected=("GPUTemperatureHigh thermal 5" "GPUClockThrottled thermal 5" "GPUXidError xid 4" "GPULost xid 4"
+          "GpulensSimulatedData thermal -" "GpulensSimulatedData xid -" "GpulensSimulatedData healthy -")
 start=$SECONDS deadline=$((SECONDS + 150))
 while :; do
   got=$(alerts_at_am || true)
@@ -91,9 +94,11 @@ unexpected=$(grep -v -x -F "$(printf '%s\n' "${expected[@]}")" <<<"$got" || true
 [[ -z $unexpected ]] || stack_fail "unexpected alerts at Alertmanager:
 $unexpected"
 
-# The healthy node: nothing firing or pending in Prometheus, nothing at Alertmanager.
+# The healthy node: nothing firing or pending in Prometheus but the
+# simulated-data alert, nothing else at Alertmanager.
 healthy=$(curl -fsS "http://127.0.0.1:$prom_port/api/v1/alerts" | /usr/bin/python3 -c 'import json,sys
 for a in json.load(sys.stdin)["data"]["alerts"]:
-    if a["labels"].get("scenario") == "healthy": print(a["labels"]["alertname"], a["state"])')
+    l = a["labels"]
+    if l.get("scenario") == "healthy" and l["alertname"] != "GpulensSimulatedData": print(l["alertname"], a["state"])')
 [[ -z $healthy ]] || stack_fail "healthy scenario has alerts: $healthy"
 echo "alerting e2e: ok ($((SECONDS - start)) s; healthy node: no alerts)"

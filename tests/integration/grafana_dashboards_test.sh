@@ -17,6 +17,13 @@ source "$here/lib/stack.sh"
 stack_init prometheus curl
 
 /usr/bin/python3 "$root/deploy/grafana/generate.py" --check || stack_fail "dashboards are stale"
+for d in gpulens gpulens-dcgm; do  # the simulated-data banner tops both
+  /usr/bin/python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))["panels"][0]
+assert p["gridPos"]["y"] == 0 and p["gridPos"]["w"] == 24, p["gridPos"]
+assert "gpulens_simulated" in p["targets"][0]["expr"] and "SIMULATED" in json.dumps(p["fieldConfig"])' \
+    "$root/deploy/grafana/dashboards/$d.json" || stack_fail "$d.json: no simulated-data banner on top"
+done
 
 # An inference node (latency histogram), a node with an XID and one with a
 # thermal fault (clock-event reasons), all also exporting dcgm-exporter names.

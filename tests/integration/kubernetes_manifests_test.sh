@@ -36,6 +36,7 @@ grep -q 'DCGM_FI_DEV_GPU_UTIL <' "$tmp/dcgm.yaml" || fail "dcgm-names overlay la
 kubectl kustomize "$root/deploy/kubernetes/overlays/my-namespace" >"$tmp/ns.yaml"
 [[ $(grep -c 'namespace: monitoring' "$tmp/ns.yaml") == 5 ]] || fail "my-namespace overlay: not every object in namespace monitoring"
 grep -q '^kind: Namespace' "$tmp/ns.yaml" && fail "my-namespace overlay still creates namespace gpulens"
+grep -q 'image: registry.example.com/gpulens:0.1.0$' "$tmp/ns.yaml" || fail "my-namespace overlay's image is not applied"
 
 # Least privilege of the agent pod.
 kubectl kustomize "$root/deploy/kubernetes/base" >"$tmp/base.yaml"
@@ -54,6 +55,8 @@ host = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" i
 assert host == {"proc": "/proc", "sys": "/sys", "pod-resources": "/var/lib/kubelet/pod-resources"}, host
 assert all(m["readOnly"] for m in c["volumeMounts"]), "a host mount is writable"
 assert not c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu"), "must not take a GPU from the scheduler"
+# Real GPUs only: never a silent fallback to the simulator on a node.
+assert "--source=nvml,host" in c["args"] or "--source=nvml,host,kubelet" in c["args"], c["args"]
 PY
 
 # The validator rejects what it should (each a broken copy of a good object).
