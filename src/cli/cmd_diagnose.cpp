@@ -41,6 +41,13 @@ int run_diagnose(int argc, char** argv) {
   app.add_option("--fail-on", fail_on, "exit 3 when a finding is at this severity or above: "
                                        "warning (default), critical, info, never")
       ->check(CLI::IsMember({"info", "warning", "critical", "never"}));
+  diagnose::ParseLimits limits;
+  app.add_option("--max-series", limits.max_series,
+                 "most distinct series of the families diagnosis reads; more is an error (default 100000)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-samples", limits.max_samples,
+                 "with --replay: most samples diagnosis stores, 16 bytes each (default 75000000)")
+      ->check(CLI::PositiveNumber);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
   auto usage = [](const std::string& m) {
@@ -58,7 +65,7 @@ int run_diagnose(int argc, char** argv) {
   std::vector<std::string> warnings;
   if (!replay.empty()) {
     diagnose::ReplayInfo info;
-    set = diagnose::load_replay(replay, info);
+    set = diagnose::load_replay(replay, info, limits);
     warnings = info.stats.warnings;
     if (info.stats.ignored_series > 0) {
       warnings.push_back(std::to_string(info.stats.ignored_series) + " series of metric families diagnosis does "
@@ -89,6 +96,7 @@ int run_diagnose(int argc, char** argv) {
       q.step_ms = *s;
     }
     q.match = match;
+    q.max_series = limits.max_series;
     diagnose::PrometheusInfo info;
     set = diagnose::load_prometheus(q, info);
     if (set && set->hosts.empty()) set = not_found("prometheus " + prometheus + ": no GPU series in the window");

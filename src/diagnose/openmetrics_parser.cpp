@@ -45,18 +45,36 @@ size_t find_label_end(std::string_view line, size_t p) {
 
 }  // namespace
 
+bool timestamp_to_ms(double ts, int64_t& out_ms) {
+  if (!std::isfinite(ts) || ts < 0) return false;
+  const double ms = ts > 1e11 ? ts : ts * 1000.0;
+  if (ms > static_cast<double>(kMaxTimestampMs)) return false;
+  out_ms = ts > 1e11 ? static_cast<int64_t>(ms) : static_cast<int64_t>(std::llround(ms));
+  return true;
+}
+
 Status OpenMetricsParser::error(std::string_view problem) const {
   return invalid_argument(filename_ + ":" + std::to_string(stats_.lines) + ": " + std::string(problem));
 }
 
 Status OpenMetricsParser::feed(std::string_view chunk) {
   stats_.bytes += chunk.size();
+  if (stats_.bytes > limits_.max_bytes) {
+    return invalid_argument(filename_ + ": input larger than " + std::to_string(limits_.max_bytes) +
+                            " bytes (the limit on one input); stopped at line " + std::to_string(stats_.lines));
+  }
+  auto too_long = [this] {
+    return invalid_argument(filename_ + ":" + std::to_string(stats_.lines + 1) + ": line longer than " +
+                            std::to_string(limits_.max_line_bytes) + " bytes (not a recording?)");
+  };
   if (!carry_.empty()) {
     const size_t nl = chunk.find('\n');
     if (nl == chunk.npos) {
+      if (carry_.size() + chunk.size() > limits_.max_line_bytes) return too_long();
       carry_.append(chunk);
       return Status::ok();
     }
+    if (carry_.size() + nl > limits_.max_line_bytes) return too_long();
     carry_.append(chunk.substr(0, nl));
     chunk.remove_prefix(nl + 1);
     std::string line = std::move(carry_);
@@ -67,10 +85,12 @@ Status OpenMetricsParser::feed(std::string_view chunk) {
   while (!chunk.empty()) {
     const void* nlp = std::memchr(chunk.data(), '\n', chunk.size());
     if (nlp == nullptr) {
+      if (chunk.size() > limits_.max_line_bytes) return too_long();
       carry_.assign(chunk);
       break;
     }
     const size_t nl = static_cast<size_t>(static_cast<const char*>(nlp) - chunk.data());
+    if (nl > limits_.max_line_bytes) return too_long();
     ++stats_.lines;
     if (Status s = parse_line(chunk.substr(0, nl)); !s) return s;
     chunk.remove_prefix(nl + 1);
@@ -136,8 +156,12 @@ Status OpenMetricsParser::parse_line(std::string_view line) {
   }
   if (ts_text.starts_with('#')) return error("sample has no timestamp (recordings need one on every sample)");
   double ts = 0;
-  if (!parse_number(ts_text, ts) || !std::isfinite(ts)) return error("bad timestamp \"" + std::string(ts_text) + "\"");
-  const int64_t t_ms = ts > 1e11 ? static_cast<int64_t>(ts) : static_cast<int64_t>(std::llround(ts * 1000.0));
+  if (!parse_number(ts_text, ts)) return error("bad timestamp \"" + std::string(ts_text) + "\"");
+  int64_t t_ms = 0;
+  if (!timestamp_to_ms(ts, t_ms)) {
+    return error("timestamp \"" + std::string(ts_text) +
+                 "\" out of range (expected Unix seconds or milliseconds, 1970 .. 9999)");
+  }
 
   int64_t handle;
   if (auto it = series_.find(key); it != series_.end()) {
@@ -176,12 +200,29 @@ Status OpenMetricsParser::parse_line(std::string_view line) {
     label_views_.clear();
     for (const auto& [k, v] : label_buf_) label_views_.emplace_back(k, v);
     handle = sink_.on_series(name, label_views_);
-    series_.emplace(std::string(key), handle);
-    ++(handle < 0 ? stats_.ignored_series : stats_.series);
+    if (handle >= 0) {
+      if (stats_.series >= limits_.max_series) {
+        return error("more than " + std::to_string(limits_.max_series) +
+                     " distinct series of the families diagnosis reads (raise --max-series, or split the input)");
+      }
+      ++stats_.series;
+      series_.emplace(std::string(key), handle);
+    } else {
+      // Ignored series are remembered up to a bound; past it they cost a
+      // label parse per line but no memory.
+      if (stats_.ignored_series < limits_.max_ignored_series) {
+        series_.emplace(std::string(key), handle);
+        ++stats_.ignored_series;
+      }
+    }
   }
   if (handle < 0) {
     ++stats_.ignored_samples;
   } else {
+    if (stats_.samples >= limits_.max_samples) {
+      return error("more than " + std::to_string(limits_.max_samples) +
+                   " samples of the families diagnosis reads (raise --max-samples, or use a shorter recording)");
+    }
     ++stats_.samples;
     sink_.on_sample(handle, t_ms, value);
   }

@@ -15,7 +15,13 @@
 //   - anything malformed is an error naming file:line and the problem,
 //     except a last line cut short by truncation (a warning);
 //   - a file that does not end in "# EOF" is used as far as it goes, with a
-//     warning; content after "# EOF" is an error.
+//     warning; content after "# EOF" is an error;
+//   - a timestamp must lie in 1970-01-01 .. 9999-12-31 (kMaxTimestampMs):
+//     negative, NaN, 1e19 or 1e300 is an error, never an overflow;
+//   - input is bounded (ParseLimits): a line longer than max_line_bytes, more
+//     than max_bytes in all, more than max_series distinct stored series or
+//     more than max_samples stored samples is an error naming the limit, so
+//     /dev/zero or an endless stream ends with a message, not exhausted memory.
 //
 //   ReplaySink sink;  OpenMetricsParser p("rec.om", sink);
 //   if (Status s = parse_file("rec.om", p); !s) ...   // "rec.om:12: no timestamp"
@@ -23,6 +29,7 @@
 // Thread-safety: one parser per thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -42,12 +49,31 @@ class MetricSink {
   virtual void on_sample(int64_t handle, int64_t t_ms, double value) = 0;
 };
 
+// Latest timestamp a recording may hold: 9999-12-31T23:59:59.999Z.
+inline constexpr int64_t kMaxTimestampMs = 253'402'300'799'999;
+
+// Converts a sample timestamp as written (seconds, or milliseconds when above
+// 1e11) to milliseconds; false when it is not finite or outside
+// 0 .. kMaxTimestampMs.
+bool timestamp_to_ms(double ts, int64_t& out_ms);
+
+// Bounds on one input (defaults documented in docs/diagnose.md, "Limits").
+// Memory: a stored series costs a few KiB (labels, index) plus 16 bytes per
+// sample, so the defaults cap a replay near 1.6 GiB.
+struct ParseLimits {
+  size_t max_line_bytes = 1u << 20;        // 1 MiB
+  uint64_t max_bytes = 64ull << 30;        // 64 GiB
+  uint64_t max_series = 100'000;           // distinct series diagnosis stores
+  uint64_t max_samples = 75'000'000;       // samples diagnosis stores (16 B each, 1.2 GB)
+  uint64_t max_ignored_series = 1'000'000; // ignored series remembered (beyond: re-parsed per line)
+};
+
 struct ParseStats {
   uint64_t lines = 0;
   uint64_t samples = 0;          // stored (series the sink wanted)
   uint64_t ignored_samples = 0;  // of series the sink ignored
   uint64_t series = 0;
-  uint64_t ignored_series = 0;
+  uint64_t ignored_series = 0;   // at most ParseLimits::max_ignored_series
   uint64_t bytes = 0;
   bool saw_eof = false;
   std::vector<std::string> warnings;
@@ -55,7 +81,8 @@ struct ParseStats {
 
 class OpenMetricsParser {
  public:
-  OpenMetricsParser(std::string filename, MetricSink& sink) : filename_(std::move(filename)), sink_(sink) {}
+  OpenMetricsParser(std::string filename, MetricSink& sink, ParseLimits limits = {})
+      : filename_(std::move(filename)), sink_(sink), limits_(limits) {}
 
   // Feeds the next chunk. Returns the first error met.
   Status feed(std::string_view chunk);
@@ -73,6 +100,7 @@ class OpenMetricsParser {
   };
   std::string filename_;
   MetricSink& sink_;
+  ParseLimits limits_;
   ParseStats stats_;
   std::string carry_;  // partial line from the previous chunk
   std::unordered_map<std::string, int64_t, Hash, std::equal_to<>> series_;

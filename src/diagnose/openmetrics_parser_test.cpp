@@ -4,10 +4,19 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "diagnose/replay_input.h"
 
 namespace gpulens::diagnose {
 namespace {
+
+// Stores nothing: wants every gpulens/DCGM series, drops the samples.
+class ReplaySinkForTest final : public MetricSink {
+ public:
+  int64_t on_series(std::string_view name, LabelSpan) override { return known_name(name) ? 0 : -1; }
+  void on_sample(int64_t, int64_t, double) override {}
+};
 
 constexpr std::string_view kGood =
     "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
@@ -58,6 +67,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Bad{"gpu_up{gpu=\"0\"} one 100\n# EOF\n", "bad.om:1: bad value \"one\""},
                       Bad{"gpu_up{gpu=\"0\"} 1 1e\n# EOF\n", "bad.om:1: bad timestamp"},
                       Bad{"9gpu 1 100\n# EOF\n", "bad.om:1: expected a metric name"},
+                      // Out-of-range timestamps (issue 16): an error, never an overflow.
+                      Bad{"gpu_up{gpu=\"0\"} 1 100\ngpu_up{gpu=\"0\"} 1 1e300\n# EOF\n",
+                          "bad.om:2: timestamp \"1e300\" out of range"},
+                      Bad{"gpu_up{gpu=\"0\"} 1 1e19\n# EOF\n", "bad.om:1: timestamp \"1e19\" out of range"},
+                      Bad{"gpu_up{gpu=\"0\"} 1 -5\n# EOF\n", "bad.om:1: timestamp \"-5\" out of range"},
+                      Bad{"gpu_up{gpu=\"0\"} 1 NaN\n# EOF\n", "bad.om:1: timestamp \"NaN\" out of range"},
+                      Bad{"gpu_up{gpu=\"0\"} 1 +Inf\n# EOF\n", "bad.om:1: timestamp \"+Inf\" out of range"},
                       Bad{"gpu_up{gpu=0} 1 100\n# EOF\n", "bad.om:1: expected =\"...\" after label gpu"},
                       Bad{"gpu_up{gpu=\"0\"} 1 100\n# EOF\ngpu_up{gpu=\"0\"} 1 101\n", "bad.om:3: content after"},
                       Bad{"unknown_only 1 100\n# EOF\n", "no samples of any metric diagnosis knows"}));
@@ -120,6 +136,75 @@ TEST(Replay, LabelValuesWithBracesQuotesAndMillisecondTimestamps) {
   Result<SignalSet> set = load_replay_text(text, "x", info);
   ASSERT_TRUE(set.ok()) << set.status().message();
   EXPECT_EQ(set->hosts[0].gpus[0].sig(GpuSig::kGpuUtil)[0].t_ms, 1764410400000);
+}
+
+TEST(Timestamps, RangeIsNineteenSeventyToNineNineNineNine) {
+  int64_t ms = -1;
+  EXPECT_TRUE(timestamp_to_ms(0, ms));
+  EXPECT_EQ(ms, 0);
+  EXPECT_TRUE(timestamp_to_ms(1764410400.5, ms));
+  EXPECT_EQ(ms, 1764410400500);
+  EXPECT_TRUE(timestamp_to_ms(1764410400500.0, ms));  // milliseconds
+  EXPECT_EQ(ms, 1764410400500);
+  EXPECT_TRUE(timestamp_to_ms(static_cast<double>(kMaxTimestampMs), ms));
+  EXPECT_FALSE(timestamp_to_ms(static_cast<double>(kMaxTimestampMs) * 2, ms));
+  EXPECT_FALSE(timestamp_to_ms(-0.001, ms));
+  EXPECT_FALSE(timestamp_to_ms(1e19, ms));
+  EXPECT_FALSE(timestamp_to_ms(std::numeric_limits<double>::quiet_NaN(), ms));
+}
+
+// A stream with no newline (/dev/zero) stops at the line bound, whatever the
+// chunking, instead of growing the partial line without end.
+TEST(Limits, EndlessLineIsAnErrorAtTheLineBound) {
+  ReplaySinkForTest sink;
+  OpenMetricsParser p("/dev/zero", sink, ParseLimits{.max_line_bytes = 1000});
+  const std::string zeros(300, '\0');
+  Status s = Status::ok();
+  int chunks = 0;
+  while (s && chunks < 100) { s = p.feed(zeros); ++chunks; }
+  ASSERT_FALSE(s);
+  EXPECT_LT(chunks, 10);
+  EXPECT_NE(s.message().find("/dev/zero:1: line longer than 1000 bytes"), std::string::npos) << s.message();
+}
+
+TEST(Limits, TotalBytesSeriesAndSamplesAreBounded) {
+  {
+    ReplaySinkForTest sink;
+    OpenMetricsParser p("s.om", sink, ParseLimits{.max_bytes = 100});
+    Status s = Status::ok();
+    for (int i = 0; s && i < 100; ++i) s = p.feed("gpu_up{gpu=\"0\"} 1 100\n");
+    ASSERT_FALSE(s);
+    EXPECT_NE(s.message().find("s.om: input larger than 100 bytes"), std::string::npos) << s.message();
+  }
+  {
+    ReplayInfo info;
+    std::string text;
+    for (int i = 0; i < 20; ++i) text += "gpu_up{gpu=\"" + std::to_string(i) + "\"} 1 100\n";
+    Result<SignalSet> set = load_replay_text(text, "m.om", info, ParseLimits{.max_series = 10});
+    ASSERT_FALSE(set.ok());
+    EXPECT_NE(set.status().message().find("m.om:11: more than 10 distinct series"), std::string::npos)
+        << set.status().message();
+    EXPECT_NE(set.status().message().find("--max-series"), std::string::npos);
+  }
+  {
+    ReplayInfo info;
+    std::string text;
+    for (int i = 0; i < 20; ++i) text += "gpu_up{gpu=\"0\"} 1 " + std::to_string(100 + i) + "\n";
+    Result<SignalSet> set = load_replay_text(text, "n.om", info, ParseLimits{.max_samples = 5});
+    ASSERT_FALSE(set.ok());
+    EXPECT_NE(set.status().message().find("n.om:6: more than 5 samples"), std::string::npos)
+        << set.status().message();
+  }
+  {
+    // Ignored series past their bound are not remembered, yet still parsed.
+    ReplaySinkForTest sink;
+    OpenMetricsParser p("i.om", sink, ParseLimits{.max_ignored_series = 3});
+    std::string text;
+    for (int i = 0; i < 10; ++i) text += "unused_metric{a=\"" + std::to_string(i) + "\"} 1 100\n";
+    ASSERT_TRUE(p.feed(text));
+    EXPECT_EQ(p.stats().ignored_series, 3u);
+    EXPECT_EQ(p.stats().ignored_samples, 10u);
+  }
 }
 
 }  // namespace

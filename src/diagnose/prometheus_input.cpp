@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "diagnose/mapping.h"
+#include "diagnose/openmetrics_parser.h"
 #include "util/http_client.h"
 
 namespace gpulens::diagnose {
@@ -53,6 +54,7 @@ double parse_value(std::string_view s) {
   return ec == std::errc() ? v : std::numeric_limits<double>::quiet_NaN();
 }
 
+// Parses a query_range answer. `what` names the server and query in errors.
 Status parse_matrix(std::string_view what, std::string& body, std::vector<RawSeries>& out) {
   simdjson::ondemand::parser parser;
   body.reserve(body.size() + simdjson::SIMDJSON_PADDING);
@@ -63,8 +65,18 @@ Status parse_matrix(std::string_view what, std::string& body, std::vector<RawSer
       return unavailable(std::string(what) + ": server says " + std::string(status));
     }
     simdjson::ondemand::object data = doc["data"].get_object();
+    bool matrix = false;
     for (auto field : data) {
       std::string_view key = field.unescaped_key();
+      if (key == "resultType") {
+        const std::string_view type = field.value().get_string();
+        if (type != "matrix") {
+          return io_error(std::string(what) + ": answered a \"" + std::string(type) +
+                                  "\" where a range query must give a \"matrix\" (is this a query_range API?)");
+        }
+        matrix = true;
+        continue;
+      }
       if (key != "result") continue;
       for (simdjson::ondemand::object r : field.value().get_array()) {
         RawSeries s;
@@ -82,16 +94,24 @@ Status parse_matrix(std::string_view what, std::string& body, std::vector<RawSer
               const double ts = double(*it);
               ++it;
               const std::string_view v = std::string_view(*it);
+              int64_t t_ms = 0;
+              if (!timestamp_to_ms(ts, t_ms) || ts > 1e11) {
+                char b[64];
+                std::snprintf(b, sizeof b, "%.17g", ts);
+                return io_error(std::string(what) + ": timestamp " + b +
+                                        " out of range (expected Unix seconds, 1970 .. 9999)");
+              }
               const double value = parse_value(v);
-              if (!std::isnan(value)) s.points.push_back({static_cast<int64_t>(std::llround(ts * 1000)), value});
+              if (!std::isnan(value)) s.points.push_back({t_ms, value});
             }
           }
         }
         out.push_back(std::move(s));
       }
     }
+    if (!matrix) return io_error(std::string(what) + ": answer has no resultType (not a query_range API?)");
   } catch (const simdjson::simdjson_error& e) {
-    return invalid_argument(std::string(what) + ": malformed response: " + e.what());
+    return io_error(std::string(what) + ": malformed response: " + e.what());
   }
   return Status::ok();
 }
@@ -119,6 +139,9 @@ Result<SignalSet> load_prometheus(const PrometheusQuery& q, PrometheusInfo& info
   const std::string base = base_url(q.url);
   if (!base.starts_with("http://")) return invalid_argument("--prometheus: expected an http:// URL, got \"" + q.url + "\"");
   HttpClient client({.timeout_ms = q.timeout_ms});
+  if (q.end_ms < 0 || q.end_ms > kMaxTimestampMs || q.range_ms <= 0 || q.range_ms > q.end_ms) {
+    return invalid_argument("--end/--range: the window must lie between 1970 and 9999");
+  }
   const int64_t end_ms = q.end_ms;
   const int64_t start_ms = end_ms - q.range_ms;
   const int64_t step_ms = q.step_ms > 0 ? q.step_ms : auto_step_ms(q.range_ms);
@@ -141,7 +164,7 @@ Result<SignalSet> load_prometheus(const PrometheusQuery& q, PrometheusInfo& info
     simdjson::ondemand::document doc = parser.iterate(body);
     for (std::string_view n : doc["data"].get_array()) present.emplace(n);
   } catch (const simdjson::simdjson_error& e) {
-    return invalid_argument("prometheus " + base + ": malformed name list: " + e.what());
+    return io_error("prometheus " + base + ": malformed name list: " + e.what());
   }
   std::vector<std::string> wanted;
   for (const std::string& n : diagnosis_metric_names()) {
@@ -177,7 +200,7 @@ Result<SignalSet> load_prometheus(const PrometheusQuery& q, PrometheusInfo& info
         continue;
       }
       r.bytes = resp->body.size();
-      r.status = parse_matrix("prometheus query " + r.name, resp->body, r.series);
+      r.status = parse_matrix("prometheus " + base + " query " + r.name, resp->body, r.series);
     }
   };
   std::vector<std::thread> threads;
@@ -191,6 +214,10 @@ Result<SignalSet> load_prometheus(const PrometheusQuery& q, PrometheusInfo& info
     if (!r.status) return r.status;
     ++info.queries;
     info.response_bytes += r.bytes;
+    if (info.series + r.series.size() > q.max_series) {
+      return io_error("prometheus " + base + ": more than " + std::to_string(q.max_series) +
+                              " series (at query " + r.name + "; narrow with --match, or raise --max-series)");
+    }
     for (RawSeries& s : r.series) {
       views.clear();
       for (const auto& [k, v] : s.labels) views.emplace_back(k, v);

@@ -33,6 +33,7 @@ struct PrometheusQuery {
   int64_t step_ms = 0;        // 0: automatic
   int parallel = 8;
   int64_t timeout_ms = 30'000;
+  size_t max_series = 100'000;  // all queries together; more is an error
 };
 
 struct PrometheusInfo {

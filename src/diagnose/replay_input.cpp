@@ -60,9 +60,9 @@ class ReplaySink final : public MetricSink {
 
 }  // namespace
 
-Result<SignalSet> load_replay(const std::string& path, ReplayInfo& info) {
+Result<SignalSet> load_replay(const std::string& path, ReplayInfo& info, const ParseLimits& limits) {
   ReplaySink sink;
-  OpenMetricsParser parser(path, sink);
+  OpenMetricsParser parser(path, sink, limits);
   Status s = parse_file(path, parser);
   info.stats = parser.stats();
   if (!s) return s;
@@ -70,9 +70,10 @@ Result<SignalSet> load_replay(const std::string& path, ReplayInfo& info) {
   return sink.build(info);
 }
 
-Result<SignalSet> load_replay_text(std::string_view text, std::string_view name, ReplayInfo& info) {
+Result<SignalSet> load_replay_text(std::string_view text, std::string_view name, ReplayInfo& info,
+                                   const ParseLimits& limits) {
   ReplaySink sink;
-  OpenMetricsParser parser(std::string(name), sink);
+  OpenMetricsParser parser(std::string(name), sink, limits);
   Status s = parser.feed(text);
   if (s) s = parser.finish();
   info.stats = parser.stats();

@@ -25,9 +25,10 @@ struct ReplayInfo {
   size_t unknown_series = 0;   // series of known families the mapping declined (e.g. loopback NIC)
 };
 
-Result<SignalSet> load_replay(const std::string& path, ReplayInfo& info);
+Result<SignalSet> load_replay(const std::string& path, ReplayInfo& info, const ParseLimits& limits = {});
 
 // The same from text in memory (tests).
-Result<SignalSet> load_replay_text(std::string_view text, std::string_view name, ReplayInfo& info);
+Result<SignalSet> load_replay_text(std::string_view text, std::string_view name, ReplayInfo& info,
+                                   const ParseLimits& limits = {});
 
 }  // namespace gpulens::diagnose
