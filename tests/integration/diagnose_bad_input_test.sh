@@ -41,9 +41,10 @@ expect_error 1 "many.om:100001: more than 100000 distinct series" "$gpulens" dia
 
 # start_fake MODE: a stand-in query API on a free loopback port ($fake_port).
 start_fake() {
+  rm -f "$tmp/fake.port"
   python3 "$src/tests/integration/lib/fake_query_api.py" "$1" > "$tmp/fake.port" 2> "$tmp/fake.log" &
   STACK_PIDS+=($!)
-  for _ in $(seq 100); do [[ -s $tmp/fake.port ]] && break; sleep 0.05; done
+  for _ in $(seq 400); do [[ -s $tmp/fake.port ]] && break; sleep 0.05; done
   fake_port=$(cat "$tmp/fake.port")
   [[ -n $fake_port ]] || stack_fail "fake query API did not start"
 }
