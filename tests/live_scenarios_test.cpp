@@ -47,10 +47,38 @@ TEST_P(LiveScenario, YieldsExpectedTopCause) {
     } else {
       // Healthy GPUs, and the bystanders of a fault: nothing above info.
       for (const auto& f : g.findings) {
+        if (f.state == diagnose::State::kPending) continue;  // not (yet) a finding
         EXPECT_EQ(f.severity, diagnose::Severity::kInfo) << "GPU " << g.gpu << ": " << f.cause;
       }
     }
   }
+}
+
+// An agent that just (re)started holds two minutes of history: a cause with
+// a five-minute duration is pending, never firing, however clear its signals.
+TEST(LiveRestart, StartsPending) {
+  auto scenario = sim::load_scenario("thermal-throttle-one-gpu", kDir);
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  std::vector<std::unique_ptr<Source>> sources;
+  sources.push_back(make_sim_source(*scenario, 1, 1.0));
+  constexpr int64_t kStep = 15'000;
+  Agent agent({.listen = "", .interval_ms = kStep, .history_ms = 30 * 60'000}, std::move(sources));
+  std::vector<std::string> notes;
+  ASSERT_TRUE(agent.open(notes).is_ok());
+  const int64_t start = 1'764'000'000'000;
+  int64_t t = start;
+  for (; t <= start + 120'000; t += kStep) agent.collect_once(t);
+  t -= kStep;
+  const diagnose::Report report = diagnose::diagnose_live(agent.registry(), agent.history(), t,
+                                                          diagnose::Thresholds{}, 30 * 60'000, scenario->hostname);
+  EXPECT_FALSE(report.has_findings(diagnose::Severity::kWarning));
+  bool pending = false;
+  for (const auto& g : report.hosts.at(0).gpus) {
+    for (const auto& f : g.findings) {
+      if (f.cause == "thermal_throttle") pending = f.state == diagnose::State::kPending;
+    }
+  }
+  EXPECT_TRUE(pending);
 }
 
 std::vector<std::string> scenarios() {

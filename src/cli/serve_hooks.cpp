@@ -40,6 +40,7 @@ class Extras final : public ServeExtras {
       for (const auto& g : h.gpus) {
         const int gpu = std::atoi(g.gpu.c_str());
         for (const auto& finding : g.findings) {
+          if (finding.state != diagnose::State::kFiring) continue;  // pending: not yet a finding
           f.set(FieldId::kAgentFinding, gpu,
                 label("cause", finding.cause) + "," + label("severity", diagnose::severity_name(finding.severity)), 1);
         }
@@ -86,7 +87,7 @@ class Extras final : public ServeExtras {
           }
         }
         for (const auto& finding : g.findings) {
-          if (finding.severity == diagnose::Severity::kInfo) continue;
+          if (finding.severity == diagnose::Severity::kInfo || finding.state != diagnose::State::kFiring) continue;
           const double lost = finding.cause == "idle" ? 1.0 : std::clamp(1.0 - sm_active, 0.0, 1.0);
           waste_[{gpu, finding.cause}] += lost * static_cast<double>(elapsed_ms) / 1000.0;
         }

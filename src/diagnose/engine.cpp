@@ -10,6 +10,12 @@
 
 namespace gpulens::diagnose {
 
+std::string_view state_name(State s) { return s == State::kFiring ? "firing" : "pending"; }
+
+double Report::covered_seconds() const {
+  return gpu_count ? covered_gpu_seconds / static_cast<double>(gpu_count) : 0;
+}
+
 std::string_view severity_name(Severity s) {
   switch (s) {
     case Severity::kInfo: return "info";
@@ -23,7 +29,7 @@ bool Report::has_findings(Severity at_least) const {
   for (const auto& h : hosts) {
     for (const auto& g : h.gpus) {
       for (const auto& f : g.findings) {
-        if (f.severity >= at_least) return true;
+        if (f.state == State::kFiring && f.severity >= at_least) return true;
       }
     }
   }
@@ -59,21 +65,25 @@ Aligned align(const Series& s, const std::vector<int64_t>& timeline, int64_t loo
   return out;
 }
 
-// Marks in `qualified` the runs of `holds` that last at least `need_ms`.
-// A run breaks where the condition is false or unknown, or at a gap in the
-// timeline longer than `max_gap_ms`.
-void qualify(const std::vector<int8_t>& holds, const std::vector<int64_t>& t, int64_t step_ms, int64_t need_ms,
-             int64_t max_gap_ms, std::vector<uint8_t>& qualified) {
-  qualified.assign(holds.size(), 0);
+// The runs of `holds`: maximal stretches where the condition is true. A run
+// breaks where the condition is false or unknown, or at a gap in the timeline
+// longer than `max_gap_ms` (no data: as a Prometheus alert, the state resets).
+struct Run {
+  size_t first, last;
+  int64_t covered_ms;  // t[last] - t[first] + one step: the time its points stand for
+};
+std::vector<Run> runs_of(const std::vector<int8_t>& holds, const std::vector<int64_t>& t, int64_t step_ms,
+                         int64_t max_gap_ms) {
+  std::vector<Run> out;
   size_t i = 0;
   while (i < holds.size()) {
     if (holds[i] != 1) { ++i; continue; }
     size_t j = i;
     while (j + 1 < holds.size() && holds[j + 1] == 1 && t[j + 1] - t[j] <= max_gap_ms) ++j;
-    if (t[j] - t[i] + step_ms >= need_ms) std::fill(qualified.begin() + static_cast<ptrdiff_t>(i),
-                                                    qualified.begin() + static_cast<ptrdiff_t>(j) + 1, 1);
+    out.push_back({i, j, t[j] - t[i] + step_ms});
     i = j + 1;
   }
+  return out;
 }
 
 void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Thresholds& th, int64_t window_from,
@@ -117,16 +127,37 @@ void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Threshol
   std::sort(results.begin(), results.end(),
             [](const RuleResult& a, const RuleResult& b) { return rank_of(a.cause) < rank_of(b.cause); });
 
-  std::vector<uint8_t> qualified;
+  // Exact durations, as Prometheus alerts: a run fires when its points cover
+  // at least `for_ms`; a shorter run still holding at the last point is
+  // pending; a shorter run that ended is a blip and dropped.
+  std::vector<uint8_t> qualified(n);
   std::vector<int> owner(n, -1);  // which finding a point's waste is charged to
   for (RuleResult& r : results) {
-    const int64_t need = r.for_ms == 0 ? 0 : std::min(r.for_ms, std::max(ctx.span_ms / 2, ctx.step_ms));
-    qualify(r.holds, ctx.t, ctx.step_ms, need, ctx.lookback_ms, qualified);
+    std::fill(qualified.begin(), qualified.end(), 0);
+    const std::vector<Run> runs = runs_of(r.holds, ctx.t, ctx.step_ms, ctx.lookback_ms);
+    bool firing = false;
+    const Run* pending = nullptr;
+    for (const Run& run : runs) {
+      if (run.covered_ms >= r.for_ms) {
+        firing = true;
+        std::fill(qualified.begin() + static_cast<ptrdiff_t>(run.first),
+                  qualified.begin() + static_cast<ptrdiff_t>(run.last) + 1, 1);
+      } else if (run.last + 1 == n) {
+        pending = &run;
+      }
+    }
+    if (!firing && pending == nullptr) continue;
     Finding f;
     f.cause = std::string(r.cause);
     f.layer = std::string(r.layer);
     f.severity = r.severity;
     f.action = r.action;
+    f.for_ms = r.for_ms;
+    if (!firing) {
+      // Evidence and time of the pending run; no waste until it fires.
+      f.state = State::kPending;
+      std::fill(qualified.begin() + static_cast<ptrdiff_t>(pending->first), qualified.end(), 1);
+    }
     bool any = false;
     for (size_t i = 0; i < n; ++i) {
       if (!qualified[i]) continue;
@@ -134,7 +165,6 @@ void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Threshol
       any = true;
       f.held_ms += static_cast<int64_t>(dt[i] * 1000.0);
     }
-    if (!any) continue;
     for (const EvidenceSpec& e : r.evidence) {
       double sum = 0;
       size_t cnt = 0;
@@ -144,23 +174,43 @@ void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Threshol
       if (cnt) f.evidence.push_back({e.signal, sum / static_cast<double>(cnt), e.threshold, e.detail});
     }
     const int index = static_cast<int>(out.findings.size());
-    for (size_t i = 0; i < n; ++i) {
-      if (qualified[i] && owner[i] < 0) owner[i] = index;
+    if (firing) {
+      for (size_t i = 0; i < n; ++i) {
+        if (qualified[i] && owner[i] < 0) owner[i] = index;
+      }
     }
     out.findings.push_back(std::move(f));
   }
-  // Waste per point, charged to its first cause.
+  // Waste per point, charged to its first cause: all of it for an idle or
+  // failed GPU, the lost clock (1 - SM clock / max) for a throttled one,
+  // else the SMs' idle share (1 - SM active).
   const Aligned sm = ctx.align(ctx.busy_series());
+  const Aligned clock = ctx.align(gpu.sig(GpuSig::kSmClock));
+  const Aligned clock_max = ctx.align(gpu.sig(GpuSig::kSmClockMax));
+  double covered = 0;
   for (size_t i = 0; i < n; ++i) {
+    covered += dt[i];
     if (owner[i] < 0) continue;
     Finding& f = out.findings[static_cast<size_t>(owner[i])];
-    const bool all = f.cause == "idle" || f.cause == "hardware_errors";
-    const double used = all || std::isnan(sm[i]) ? 0.0 : std::clamp(sm[i], 0.0, 1.0);
-    f.waste_gpu_seconds += (1.0 - used) * dt[i];
+    double lost;
+    if (f.cause == "idle" || f.cause == "hardware_errors") {
+      lost = 1.0;
+    } else if ((f.cause == "thermal_throttle" || f.cause == "power_cap") && clock_max[i] > 0 &&
+               !std::isnan(clock[i])) {
+      lost = 1.0 - std::clamp(clock[i] / clock_max[i], 0.0, 1.0);
+    } else {
+      lost = std::isnan(sm[i]) ? 1.0 : 1.0 - std::clamp(sm[i], 0.0, 1.0);
+    }
+    f.waste_gpu_seconds += lost * dt[i];
   }
+  out.covered_ms = static_cast<int64_t>(covered * 1000.0);
   for (const Finding& f : out.findings) out.waste_gpu_seconds += f.waste_gpu_seconds;
-  std::stable_sort(out.findings.begin(), out.findings.end(),
-                   [](const Finding& a, const Finding& b) { return a.severity > b.severity; });
+  // Firing before pending, then by severity (the order of investigation
+  // within each, from the sort above).
+  std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.state != b.state) return a.state == State::kFiring;
+    return a.severity > b.severity;
+  });
 }
 
 }  // namespace
@@ -192,6 +242,7 @@ Report diagnose(const SignalSet& set, const Thresholds& th) {
       }
       diagnose_gpu(host, g, th, set.from_ms, set.to_ms, fault_ms, gr);
       for (const Finding& f : gr.findings) report.waste_by_cause[f.cause] += f.waste_gpu_seconds;
+      report.covered_gpu_seconds += static_cast<double>(gr.covered_ms) / 1000.0;
       ++report.gpu_count;
       hr.gpus.push_back(std::move(gr));
     }

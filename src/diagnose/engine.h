@@ -5,8 +5,14 @@
 // For every GPU the engine puts all signals on the GPU's own timeline (the
 // points of its utilisation series; a value older than the lookback is
 // unknown), evaluates each rule per point, and keeps a cause only where it
-// held without a break for the rule's duration (Thresholds::*_for_ms, halved
-// for windows shorter than twice that). Findings are ordered by severity,
+// held without a break for the rule's duration (Thresholds::*_for_ms), as a
+// Prometheus alert with `for:` does: the points of the run must cover the
+// whole duration (each point stands for one step) before it fires; a run
+// still holding at the end but shorter is `pending` (reported, never counted
+// by has_findings, no waste); a shorter run that ended is dropped. A window
+// shorter than the duration therefore gives pending, never firing, and an
+// agent just restarted starts pending. Firing findings come first, then by
+// severity,
 // then by the order of investigation of the design notes: input pipeline →
 // host transfer / memory bandwidth → communication → kernel launch →
 // topology → batch size, then health causes.
@@ -20,9 +26,11 @@
 //   - when a GPU fails (critical hardware_errors), the other GPUs of the host
 //     are assessed only up to that moment: their stall is the peer's fault.
 //
-// Waste: each point of a GPU's timeline is charged to the first cause (in
-// the order above) holding there: (1 - SM active) x the point's duration,
-// all of it for idle and lost GPUs. Summed per cause in GPU-seconds.
+// Waste: each point of a GPU's timeline is charged to the first firing cause
+// (in the order above) holding there: (1 - SM active) x the point's duration,
+// the lost clock (1 - SM clock / max clock) for throttling, all of it for idle
+// and lost GPUs. Summed per cause in GPU-seconds; "worth N GPUs" divides by
+// the time the data covers (Report::covered_seconds), not the window asked.
 //
 //   Report r = diagnose(set, Thresholds{});
 //   for (auto& h : r.hosts) for (auto& g : h.gpus) for (auto& f : g.findings) ...
@@ -44,6 +52,11 @@ namespace gpulens::diagnose {
 enum class Severity : uint8_t { kInfo, kWarning, kCritical };
 std::string_view severity_name(Severity s);
 
+// firing: held for the rule's whole duration; pending: holds at the end of
+// the data but not yet for that long.
+enum class State : uint8_t { kFiring, kPending };
+std::string_view state_name(State s);
+
 struct Evidence {
   std::string signal;
   double value = 0;      // mean over the time the cause held
@@ -55,8 +68,10 @@ struct Finding {
   std::string cause;     // fixed vocabulary (docs/diagnose.md)
   std::string layer;     // compute, memory, io, health, host, serving
   Severity severity = Severity::kWarning;
-  int64_t since_ms = 0;  // start of the first period the cause held
-  int64_t held_ms = 0;   // total time it held in the window
+  State state = State::kFiring;
+  int64_t since_ms = 0;  // start of the first period the cause held (pending: of the run so far)
+  int64_t held_ms = 0;   // total time it held in the window (pending: so far)
+  int64_t for_ms = 0;    // the rule's duration
   std::vector<Evidence> evidence;
   std::string action;
   double waste_gpu_seconds = 0;
@@ -75,6 +90,7 @@ struct GpuReport {
   std::vector<NotAssessed> not_assessed;
   std::vector<std::string> notes;       // e.g. "stalled since GPU 3 failed"
   double waste_gpu_seconds = 0;
+  int64_t covered_ms = 0;               // time the GPU's data covers (its points x their steps)
 };
 
 struct HostReport {
@@ -88,9 +104,12 @@ struct Report {
   std::vector<HostReport> hosts;
   std::map<std::string, double> waste_by_cause;  // GPU-seconds, all GPUs
   size_t gpu_count = 0;
+  double covered_gpu_seconds = 0;                // sum over GPUs of the time their data covers
   std::vector<std::string> input_warnings;       // from the input (truncation ...)
-  // Highest severity of any finding; false when there is none.
+  // A firing finding at `at_least` or above (pending ones do not count).
   bool has_findings(Severity at_least) const;
+  // Mean time a GPU's data covers: what "worth N GPUs" divides by.
+  double covered_seconds() const;
 };
 
 Report diagnose(const SignalSet& set, const Thresholds& thresholds);

@@ -315,6 +315,111 @@ TEST(Engine, ShortConditionIsNotAFinding) {
   EXPECT_EQ(top(gpu0(diagnose(one_host({g}), {}))), "-");
 }
 
+// --- exact durations (Prometheus `for:` semantics) ------------------------
+
+const Finding* find(const GpuReport& g, std::string_view cause) {
+  for (const Finding& f : g.findings) {
+    if (f.cause == cause) return &f;
+  }
+  return nullptr;
+}
+
+// Fragmentation 0.9 on points [from, to), 0.1 elsewhere (for: 5 min).
+GpuSignals fragmented(int from, int to) {
+  GpuSignals g = healthy_gpu("0");
+  Series frag = flat(0.1);
+  for (int i = from; i < to; ++i) frag[static_cast<size_t>(i)].v = 0.9;
+  g.sig(GpuSig::kFragmentation) = frag;
+  return g;
+}
+
+TEST(Durations, FiresOnlyAfterTheWholeDurationPendingBefore) {
+  // 20 points x 15 s = 5 min of data where it held: fires.
+  const Report fires = diagnose(one_host({fragmented(41, 61)}), {});
+  const Finding* f = find(gpu0(fires), "memory_fragmentation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->state, State::kFiring);
+  EXPECT_EQ(f->for_ms, 300'000);
+  EXPECT_EQ(f->since_ms, 41 * kStep);
+  EXPECT_TRUE(fires.has_findings(Severity::kWarning));
+  // 19 points (4 min 45 s), still holding at the end: pending, not a finding yet.
+  const Report pending = diagnose(one_host({fragmented(42, 61)}), {});
+  f = find(gpu0(pending), "memory_fragmentation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->state, State::kPending);
+  EXPECT_EQ(f->held_ms, 19 * kStep);
+  EXPECT_EQ(f->waste_gpu_seconds, 0);
+  EXPECT_FALSE(pending.has_findings(Severity::kInfo));
+  EXPECT_NE(report_json(pending).find("\"state\":\"pending\",\"for_seconds\":300"), std::string::npos);
+  EXPECT_NE(report_text(pending, false).find("PENDING  memory_fragmentation"), std::string::npos);
+  // 19 points that ended before the end of the data: a blip, dropped.
+  EXPECT_EQ(find(gpu0(diagnose(one_host({fragmented(20, 39)}), {})), "memory_fragmentation"), nullptr);
+}
+
+TEST(Durations, WindowShorterThanTheDurationIsPendingAndSaysSo) {
+  // 3 minutes of data, throttled throughout; the rule needs 5.
+  SignalSet set = one_host({healthy_gpu("0")});
+  GpuSignals& g = set.hosts[0].gpus[0];
+  for (auto& sig : g.sigs) {
+    if (sig.size() > 12) sig.resize(12);
+  }
+  g.sig(GpuSig::kThermalThrottle) = Series(12, Point{0, 1});
+  for (int i = 0; i < 12; ++i) g.sig(GpuSig::kThermalThrottle)[static_cast<size_t>(i)].t_ms = i * kStep;
+  for (auto& sig : set.hosts[0].sigs) {
+    if (sig.size() > 12) sig.resize(12);
+  }
+  set.to_ms = 11 * kStep;
+  const Report r = diagnose(set, {});
+  const Finding* f = find(gpu0(r), "thermal_throttle");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->state, State::kPending);
+  EXPECT_FALSE(r.has_findings(Severity::kWarning));
+  EXPECT_NE(report_text(r, false).find("held 3m of the 5m it needs; the data covers only 3m"), std::string::npos)
+      << report_text(r, false);
+}
+
+TEST(Durations, RestartGapBreaksTheRunAndStartsPendingAgain) {
+  // Held 4 minutes, then no data for 10 minutes (the agent restarted), then
+  // held 3 minutes to the end: neither run is 5 minutes long.
+  SignalSet set = one_host({fragmented(0, 61)});
+  for (auto& sig : set.hosts[0].gpus[0].sigs) {
+    Series kept;
+    for (const Point& p : sig) {
+      if (p.t_ms < 16 * kStep || p.t_ms >= 48 * kStep) kept.push_back(p);
+    }
+    sig = kept;
+  }
+  const Report r = diagnose(set, {});
+  const Finding* f = find(gpu0(r), "memory_fragmentation");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->state, State::kPending);
+  EXPECT_EQ(f->since_ms, 48 * kStep);
+  // The same without the gap fires.
+  EXPECT_EQ(find(gpu0(diagnose(one_host({fragmented(0, 61)}), {})), "memory_fragmentation")->state, State::kFiring);
+}
+
+TEST(Durations, WasteDividesByTheCoveredTimeNotTheWindowAsked) {
+  GpuSignals g = healthy_gpu("0");
+  g.sig(GpuSig::kGpuUtil) = flat(0);
+  g.sig(GpuSig::kSmActive) = flat(0);
+  SignalSet set = one_host({g});
+  set.from_ms = -(kPoints - 1) * kStep;  // asked for twice the time the data covers
+  const Report r = diagnose(set, {});
+  EXPECT_NEAR(r.covered_seconds(), kPoints * 15.0, 1e-6);
+  const std::string json = report_json(r);
+  EXPECT_NE(json.find("\"idle\":{\"gpu_hours\":0.254167,\"gpus_equivalent\":1}"), std::string::npos) << json;
+}
+
+TEST(Durations, ThrottlingWasteIsTheLostClock) {
+  GpuSignals g = healthy_gpu("0");
+  g.sig(GpuSig::kThermalThrottle) = flat(1);
+  g.sig(GpuSig::kSmClock) = flat(1.2e9);
+  g.sig(GpuSig::kSmClockMax) = flat(2.0e9);  // 40 % of the clock lost; SM active is 0.8
+  const Report r = diagnose(one_host({g}), {});
+  ASSERT_EQ(top(gpu0(r)), "thermal_throttle");
+  EXPECT_NEAR(r.waste_by_cause.at("thermal_throttle"), 0.4 * kPoints * 15.0, 1e-6);
+}
+
 TEST(Thresholds, FromYaml) {
   Thresholds t;
   ASSERT_TRUE(apply_thresholds(YAML::Load("{pcie_util: 0.7, pcie_for: 5m}"), t).is_ok());

@@ -128,12 +128,18 @@ std::string report_json(const Report& r) {
         json_number(o, static_cast<double>(fi.held_ms) / 1000.0);
         o += ",\"waste_gpu_hours\":";
         json_number(o, hours(fi.waste_gpu_seconds));
+        o += ",\"state\":";
+        json_string(o, state_name(fi.state));
+        o += ",\"for_seconds\":";
+        json_number(o, static_cast<double>(fi.for_ms) / 1000.0);
         o += '}';
       }
       o += "],\"model\":";
       json_string(o, gpu.model);
       o += ",\"waste_gpu_hours\":";
       json_number(o, hours(gpu.waste_gpu_seconds));
+      o += ",\"covered_seconds\":";
+      json_number(o, static_cast<double>(gpu.covered_ms) / 1000.0);
       o += ",\"not_assessed\":[";
       for (size_t n = 0; n < gpu.not_assessed.size(); ++n) {
         if (n) o += ',';
@@ -159,8 +165,11 @@ std::string report_json(const Report& r) {
   o += "},\"waste\":{\"gpus\":";
   json_number(o, static_cast<double>(r.gpu_count));
   const double window_h = hours(static_cast<double>(r.to_ms - r.from_ms) / 1000.0);
+  const double covered_h = hours(r.covered_seconds());
   o += ",\"window_hours\":";
   json_number(o, window_h);
+  o += ",\"covered_hours\":";
+  json_number(o, covered_h);
   double total = 0;
   for (const auto& [cause, s] : r.waste_by_cause) total += s;
   o += ",\"total_gpu_hours\":";
@@ -174,7 +183,7 @@ std::string report_json(const Report& r) {
     o += ":{\"gpu_hours\":";
     json_number(o, hours(s));
     o += ",\"gpus_equivalent\":";
-    json_number(o, window_h > 0 ? hours(s) / window_h : 0);
+    json_number(o, covered_h > 0 ? hours(s) / covered_h : 0);
     o += '}';
   }
   o += "}},\"warnings\":[";
@@ -194,7 +203,7 @@ std::string report_text(const Report& r, bool colour) {
   const char* dim = colour ? "\033[2m" : "";
   const char* reset = colour ? "\033[0m" : "";
   std::string o;
-  const double window_s = static_cast<double>(r.to_ms - r.from_ms) / 1000.0;
+  const double window_s = r.covered_seconds();
   o += std::string(bold) + "gpulens diagnose" + reset + "  " + format_rfc3339(r.from_ms) + " .. " +
        format_rfc3339(r.to_ms) + " (" + human(r.to_ms - r.from_ms) + ", " +
        std::to_string(r.gpu_count) + " GPUs on " + std::to_string(r.hosts.size()) + " hosts)\n";
@@ -231,8 +240,15 @@ std::string report_text(const Report& r, bool colour) {
         const char* c = f.severity == Severity::kCritical ? red : f.severity == Severity::kWarning ? yellow : blue;
         std::string sev(severity_name(f.severity));
         for (char& ch : sev) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-        o += "    " + std::string(c) + bold + sev + reset + "  " + bold + f.cause + reset + " (" + f.layer +
-             ")  since " + format_rfc3339(f.since_ms) + ", held " + human(f.held_ms) + "\n";
+        if (f.state == State::kPending) {
+          o += "    " + std::string(dim) + "PENDING" + reset + "  " + f.cause + " (" + f.layer + ", would be " +
+               std::string(severity_name(f.severity)) + ")  since " + format_rfc3339(f.since_ms) + ", held " + human(f.held_ms) +
+               " of the " + human(f.for_ms) + " it needs" +
+               (g.covered_ms < f.for_ms ? "; the data covers only " + human(g.covered_ms) : std::string()) + "\n";
+        } else {
+          o += "    " + std::string(c) + bold + sev + reset + "  " + bold + f.cause + reset + " (" + f.layer +
+               ")  since " + format_rfc3339(f.since_ms) + ", held " + human(f.held_ms) + "\n";
+        }
         std::string ev;
         for (const Evidence& e : f.evidence) {
           if (!ev.empty()) ev += "; ";
@@ -260,7 +276,7 @@ std::string report_text(const Report& r, bool colour) {
     return o;
   }
   char b[160];
-  std::snprintf(b, sizeof b, "%.1f GPU-hours of %.1f (%.1f of %zu GPUs)\n", hours(total),
+  std::snprintf(b, sizeof b, "%.1f GPU-hours of %.1f covered (%.1f of %zu GPUs)\n", hours(total),
                 hours(window_s) * static_cast<double>(r.gpu_count), total / window_s, r.gpu_count);
   o += b;
   std::vector<std::pair<double, std::string>> by;

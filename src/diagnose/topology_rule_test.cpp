@@ -120,9 +120,13 @@ TEST(Topology, MultiGpuProcessWithoutNvlinkFires) {
 }
 
 TEST(Topology, HoldsOnlyWhileTheProcessRunsOnABusyGpu) {
-  // The misplaced process appears after 12 of 15 minutes: shorter than 5 min.
+  // The misplaced process appears after 12 of 15 minutes: shorter than 5 min,
+  // so pending, not firing.
   const Report late = diagnose(host({gpu(4, 1)}, {proc("1", 4, "0-47", "0", 48)}), {});
-  EXPECT_EQ(finding(late, 0, "topology"), nullptr) << report_text(late, false);
+  const Finding* pending = finding(late, 0, "topology");
+  ASSERT_NE(pending, nullptr) << report_text(late, false);
+  EXPECT_EQ(pending->state, State::kPending);
+  EXPECT_FALSE(late.has_findings(Severity::kInfo));
   GpuSignals idle = gpu(4, 1);
   idle.sig(GpuSig::kGpuUtil) = flat(0.0);
   const Report r = diagnose(host({idle}, {proc("1", 4, "0-47", "0")}), {});
