@@ -18,6 +18,7 @@ int run_nccl(int argc, char** argv);
 int run_trace(int argc, char** argv);
 int run_rules(int argc, char** argv);
 int run_diagnose(int argc, char** argv);
+int run_calibrate(int argc, char** argv);
 
 namespace {
 // One line per subcommand, in the order `gpulens --help` lists them.
@@ -30,6 +31,8 @@ constexpr std::array kCommands{
     Command{"version", "print the version and build information", run_version},
     Command{"nccl", "analyse NCCL_DEBUG=INFO logs: transport, GDR, topology, errors", run_nccl},
     Command{"trace", "analyse PyTorch profiler traces: idle, overlap, kernels, launch delay", run_trace},
+    Command{"calibrate", "measure each GPU's real PCIe and peer bandwidth; --check compares with a past run",
+            run_calibrate},
     Command{"rules", "print Prometheus alerting and recording rules with your thresholds", run_rules},
     Command{"diagnose", "name why each GPU is not doing useful work (live, recording, Prometheus)", run_diagnose},
 };

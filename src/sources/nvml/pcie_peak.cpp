@@ -52,9 +52,24 @@ Result<PcieCalibration> parse_pcie_calibration(std::string_view json, std::strin
     const std::string where = std::string(origin) + ": gpus[" + std::to_string(i) + "]";
     if (e.uuid.empty() && e.name.empty()) return invalid_argument(where + ": needs \"uuid\" or \"name\"");
     if (!has_rx && !has_tx) return invalid_argument(where + ": needs pcie_rx_bytes_per_second or pcie_tx_bytes_per_second");
-    if (rx < 0 || tx < 0) return invalid_argument(where + ": peaks must be positive");
+    if ((has_rx && !(rx > 0 && rx < 1e15)) || (has_tx && !(tx > 0 && tx < 1e15)))
+      return invalid_argument(where + ": peaks must be positive bytes per second below 1e15");
     e.rx = has_rx ? rx : tx;
     e.tx = has_tx ? tx : rx;
+    for (auto [k, out] : {std::pair{"link_gen", &e.link_gen}, std::pair{"link_width", &e.link_width}}) {
+      simdjson::dom::element v;
+      if (g[k].get(v)) continue;
+      double d = 0;
+      if (v.get(d) || d < 0 || d > 64 || d != static_cast<unsigned>(d))
+        return invalid_argument(where + ": " + k + " must be a small whole number");
+      *out = static_cast<unsigned>(d);
+    }
+    if (!g["date"].get(s)) e.date = std::string(s);
+    else if (!root["date"].get(s)) e.date = std::string(s);
+    if (!g["tool_version"].get(s)) e.tool_version = std::string(s);
+    else if (!root["tool_version"].get(s)) e.tool_version = std::string(s);
+    bool load = false;
+    if (!g["under_load"].get(load)) e.under_load = load;
     cal.entries.push_back(std::move(e));
     ++i;
   }

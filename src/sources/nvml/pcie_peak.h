@@ -9,9 +9,11 @@
 //      encoding (PCIe 1-2: 8b/10b, 3-5: 128b/130b, 6: FLIT);
 //   3. model: a table of known models (x16 at the model's generation).
 //
-// Calibration file:
+// Calibration file (written by `gpulens calibrate`, see calibrate/report.h,
+// which adds link_gen, link_width, date, tool_version, under_load and more;
+// unknown keys are ignored):
 //   {"gpus": [{"uuid": "GPU-8f2c...", "pcie_rx_bytes_per_second": 5.3e10,
-//              "pcie_tx_bytes_per_second": 5.1e10},
+//              "pcie_tx_bytes_per_second": 5.1e10, "link_gen": 5, "link_width": 16},
 //             {"name": "NVIDIA H100 80GB HBM3", "pcie_rx_bytes_per_second": 5.2e10, ...}]}
 //
 // Thread-safety: pure functions and plain values.
@@ -33,6 +35,10 @@ struct PcieCalibration {
   struct Entry {
     std::string uuid, name;
     double rx = 0, tx = 0;  // bytes/s, host->device and device->host
+    // As written by `gpulens calibrate`; 0 / empty in hand-written files.
+    unsigned link_gen = 0, link_width = 0;  // the link at calibration time
+    std::string date, tool_version;
+    bool under_load = false;  // measured while other processes used the GPU
   };
   std::vector<Entry> entries;
   const Entry* find(std::string_view uuid, std::string_view name) const;

@@ -48,6 +48,29 @@ TEST(PciePeak, CalibrationErrorsNameTheProblem) {
   EXPECT_NE(parse_pcie_calibration(R"({"gpus":[{"uuid":"x"}]})", "c.json").status().message().find("needs pcie_rx"),
             std::string::npos);
   EXPECT_EQ(load_pcie_calibration("/nonexistent/cal.json").status().code(), Code::kIo);
+  EXPECT_NE(parse_pcie_calibration(R"({"gpus":[{"uuid":"x","pcie_rx_bytes_per_second":0}]})", "c.json")
+                .status().message().find("peaks must be positive"),
+            std::string::npos);
+  EXPECT_NE(parse_pcie_calibration(R"({"gpus":[{"uuid":"x","pcie_rx_bytes_per_second":1,"link_gen":"5"}]})", "c.json")
+                .status().message().find("gpus[0]: link_gen must be a small whole number"),
+            std::string::npos);
+}
+
+TEST(PciePeak, CalibrateRecordsTheLinkAndTheRun) {
+  auto cal = parse_pcie_calibration(
+      R"({"date":"2026-12-01T10:00:00Z","tool_version":"0.1.0",
+          "gpus":[{"uuid":"GPU-a","pcie_rx_bytes_per_second":5.5e10,"link_gen":5,"link_width":16,"under_load":true},
+                  {"uuid":"GPU-b","pcie_tx_bytes_per_second":5e10,"date":"2026-11-30T09:00:00Z"}]})",
+      "cal.json");
+  ASSERT_TRUE(cal.ok()) << cal.status().message();
+  const auto& a = cal->entries[0];
+  EXPECT_EQ(a.link_gen, 5u);
+  EXPECT_EQ(a.link_width, 16u);
+  EXPECT_TRUE(a.under_load);
+  EXPECT_EQ(a.date, "2026-12-01T10:00:00Z");  // the run's date when the GPU has none
+  EXPECT_EQ(a.tool_version, "0.1.0");
+  EXPECT_EQ(cal->entries[1].date, "2026-11-30T09:00:00Z");
+  EXPECT_EQ(cal->entries[1].link_gen, 0u);  // not recorded
 }
 
 }  // namespace
