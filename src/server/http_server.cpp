@@ -1,4 +1,4 @@
-// epoll loop, request parsing, response writing.
+// epoll loop, connection admission, deadlines and back-pressure.
 #include "server/http_server.h"
 
 #include <arpa/inet.h>
@@ -11,10 +11,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <unordered_map>
@@ -23,8 +23,9 @@
 namespace gpulens {
 namespace {
 
-constexpr size_t kMaxHead = 16 * 1024;
-constexpr size_t kDefaultBodyLimit = 1 << 20;
+constexpr int64_t kLingerMs = 2000;          // reading and discarding after an error answer
+constexpr size_t kLingerDiscardBytes = 1 << 20;
+constexpr size_t kReadChunk = 16 * 1024;
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -36,48 +37,75 @@ std::string_view reason(int status) {
     case 200: return "OK";
     case 202: return "Accepted";
     case 204: return "No Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 304: return "Not Modified";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 406: return "Not Acceptable";
+    case 408: return "Request Timeout";
     case 409: return "Conflict";
     case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
     case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Entity";
+    case 422: return "Unprocessable Content";
     case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
     default: return "Status";
   }
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  }
-  return true;
+std::string error_response(int status, std::string_view msg) {
+  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason(status)) +
+                    "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: " +
+                    std::to_string(msg.size() + 1) + "\r\n";
+  if (status == 503) out += "Retry-After: 1\r\n";
+  out += "\r\n";
+  out += msg;
+  out += '\n';
+  return out;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
+// Best effort on a socket we are about to close: one non-blocking send.
+void send_and_forget(int fd, const std::string& bytes) {
+  [[maybe_unused]] ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
+
+enum class Phase { kIdle, kHead, kBody, kLinger };
 
 struct Conn {
-  int fd;
+  int fd = -1;
   std::string in;
   std::string out;
   size_t out_off = 0;
-  bool close_after = false;
-  int64_t last_active = 0;
+  Phase phase = Phase::kIdle;
+  int64_t since = 0;           // start of the current phase (steady ms)
+  int64_t write_progress = 0;  // last time queued bytes moved
+  size_t queued = 0;           // responses queued since out was last empty
+  size_t body_reserved = 0;    // announced body bytes counted in the server total
+  size_t linger_discarded = 0;
+  bool close_after = false;    // close once out is flushed
+  bool linger = false;         // ... after reading what the client still sends
+  bool peer_closed = false;
+  uint32_t events = 0;         // registered epoll mask
+  size_t pending() const { return out.size() - out_off; }
 };
 
 }  // namespace
+
+std::string_view ServerRequest::header(std::string_view name) const {
+  if (!headers) return {};
+  for (const auto& [n, v] : *headers) {
+    if (ascii_iequals(n, name)) return v;
+  }
+  return {};
+}
 
 Result<std::pair<std::string, int>> parse_listen_address(std::string_view a) {
   const std::string original(a);
@@ -99,6 +127,10 @@ HttpServer::HttpServer(HttpServerOptions options, Handler handler)
 
 HttpServer::~HttpServer() { stop(); }
 
+HttpServerStats HttpServer::stats() const {
+  return {.accepted = accepted_, .evicted = evicted_, .refused_busy = refused_busy_, .timed_out = timed_out_, .open = open_};
+}
+
 Status HttpServer::start() {
   auto addr = parse_listen_address(options_.listen);
   if (!addr) return addr.status();
@@ -117,7 +149,7 @@ Status HttpServer::start() {
   if (fd < 0) return io_error("listen " + options_.listen + ": socket: " + std::strerror(errno));
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 128) != 0) {
+  if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 512) != 0) {
     const std::string err = std::strerror(errno);
     close(fd);
     return unavailable("listen " + options_.listen + ": " + err);
@@ -154,124 +186,132 @@ void HttpServer::stop() {
 }
 
 void HttpServer::run() {
+  const HttpServerOptions& o = options_;
   std::unordered_map<int, std::unique_ptr<Conn>> conns;
+  size_t total_body = 0;   // announced body bytes in progress, all connections
+  size_t body_conns = 0;   // connections in the body phase
+  // A spare descriptor: when accept() fails for lack of descriptors, freeing
+  // it lets us accept, answer 503 and close instead of spinning on the
+  // readable listen socket.
+  int spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   ServerResponse res;
   res.body.reserve(1 << 16);
   std::vector<epoll_event> events(64);
 
+  auto body_limit = [&](std::string_view method, std::string_view path) -> size_t {
+    if (o.body_limit) return std::min(o.body_limit(method, path), o.max_body_bytes);
+    return (method == "POST" || method == "PUT") ? o.max_body_bytes : o.max_get_body_bytes;
+  };
+  auto release_body = [&](Conn& c) {
+    if (c.phase == Phase::kBody) --body_conns;
+    total_body -= c.body_reserved;
+    c.body_reserved = 0;
+  };
+  auto set_phase = [&](Conn& c, Phase p, int64_t now) {
+    if (c.phase == Phase::kBody && p != Phase::kBody) release_body(c);
+    c.phase = p;
+    c.since = now;
+  };
   auto close_conn = [&](int fd) {
+    auto it = conns.find(fd);
+    if (it == conns.end()) return;
+    release_body(*it->second);
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
     close(fd);
-    conns.erase(fd);
+    conns.erase(it);
+    open_ = conns.size();
   };
-  auto want_write = [&](Conn& c, bool on) {
+  auto wants_read = [&](const Conn& c) {
+    if (c.peer_closed) return false;
+    if (c.phase == Phase::kLinger) return true;
+    if (c.close_after) return false;
+    if (c.pending() >= o.max_queued_response_bytes || c.queued >= o.max_pipelined) return false;
+    return c.in.size() < o.request.max_head_bytes + 1 + c.body_reserved;
+  };
+  auto update_events = [&](Conn& c) {
+    uint32_t want = (wants_read(c) ? static_cast<uint32_t>(EPOLLIN) : 0u) |
+                    (c.pending() > 0 ? static_cast<uint32_t>(EPOLLOUT) : 0u);
+    if (want == c.events) return;
     epoll_event ev{};
-    ev.events = EPOLLIN | (on ? static_cast<uint32_t>(EPOLLOUT) : 0u);
+    ev.events = want;
     ev.data.fd = c.fd;
     epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+    c.events = want;
   };
-  // Writes what it can; returns false when the connection should close now.
-  auto flush = [&](Conn& c) -> bool {
-    while (c.out_off < c.out.size()) {
-      ssize_t w = send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
-      if (w < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-          want_write(c, true);
-          return true;
-        }
-        return false;
-      }
-      c.out_off += static_cast<size_t>(w);
-    }
-    c.out.clear();
-    c.out_off = 0;
-    want_write(c, false);
-    return !c.close_after;
-  };
-  auto respond_error = [&](Conn& c, int status, std::string_view msg) {
-    c.out += "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason(status)) +
-             "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: " +
-             std::to_string(msg.size() + 1) + "\r\n\r\n" + std::string(msg) + "\n";
+  auto queue_error = [&](Conn& c, int status, std::string_view msg) {
+    c.out += error_response(status, msg);
     c.close_after = true;
+    c.linger = true;
+    ++c.queued;
   };
 
-  // Parses and answers every complete request in c.in. Returns false on a
-  // protocol error after queueing the error response.
-  auto handle = [&](Conn& c) {
-    while (!c.close_after) {
-      const size_t end = c.in.find("\r\n\r\n");
-      if (end == std::string::npos) {
-        if (c.in.size() > kMaxHead) respond_error(c, 431, "request head larger than 16 KiB");
+  // Answers every complete request in c.in while the connection's queue has room.
+  auto process = [&](Conn& c, int64_t now) {
+    while (!c.close_after && c.phase != Phase::kLinger) {
+      if (c.pending() >= o.max_queued_response_bytes || c.queued >= o.max_pipelined) return;
+      if (c.in.empty()) {
+        if (c.phase != Phase::kIdle) set_phase(c, Phase::kIdle, now);
         return;
       }
-      std::string_view head(c.in.data(), end);
-      ServerRequest req;
-      size_t line_end = head.find("\r\n");
-      std::string_view line = head.substr(0, line_end);
-      size_t sp1 = line.find(' '), sp2 = line.rfind(' ');
-      if (sp1 == std::string_view::npos || sp2 == sp1 || !line.substr(sp2 + 1).starts_with("HTTP/1.")) {
-        respond_error(c, 400, "malformed request line");
+      if (c.phase == Phase::kIdle) set_phase(c, Phase::kHead, now);  // first byte of a request
+      RequestHead head;
+      HeadParse p = parse_request_head(c.in, o.request, head);
+      if (p.state == HeadParse::kIncomplete) return;
+      if (p.state == HeadParse::kRefused) {
+        queue_error(c, p.status, p.message);
         return;
       }
-      req.method = line.substr(0, sp1);
-      std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-      const bool http10 = line.substr(sp2 + 1) == "HTTP/1.0";
-      size_t q = target.find('?');
-      req.path = target.substr(0, q);
-      if (q != std::string_view::npos) req.query = target.substr(q + 1);
-      size_t content_length = 0;
-      bool keep_alive = !http10;
-      std::string_view rest = line_end == std::string_view::npos ? std::string_view{} : head.substr(line_end + 2);
-      while (!rest.empty()) {
-        size_t e = rest.find("\r\n");
-        std::string_view h = rest.substr(0, e);
-        rest = e == std::string_view::npos ? std::string_view{} : rest.substr(e + 2);
-        size_t colon = h.find(':');
-        if (colon == std::string_view::npos) {
-          respond_error(c, 400, "malformed header line");
-          return;
-        }
-        std::string_view name = trim(h.substr(0, colon)), value = trim(h.substr(colon + 1));
-        if (iequals(name, "accept")) req.accept = value;
-        else if (iequals(name, "accept-encoding")) req.accept_encoding = value;
-        else if (iequals(name, "content-type")) req.content_type = value;
-        else if (iequals(name, "content-encoding")) req.content_encoding = value;
-        else if (iequals(name, "authorization")) req.authorization = value;
-        else if (iequals(name, "connection")) keep_alive = iequals(value, "keep-alive") || (!http10 && !iequals(value, "close"));
-        else if (iequals(name, "content-length")) {
-          auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), content_length);
-          if (ec != std::errc() || p != value.data() + value.size()) {
-            respond_error(c, 400, "invalid Content-Length");
+      if (head.method != "GET" && head.method != "HEAD" && head.method != "POST" && head.method != "PUT" &&
+          head.method != "DELETE") {
+        queue_error(c, 405, "method not allowed");
+        return;
+      }
+      const size_t limit = body_limit(head.method, head.path);
+      if (head.content_length > limit) {
+        queue_error(c, 413, "request body of " + std::to_string(head.content_length) +
+                                " bytes is larger than the limit of " + std::to_string(limit) + " bytes for " +
+                                std::string(head.path));
+        return;
+      }
+      const size_t need = head.head_bytes + head.content_length;
+      if (c.in.size() < need) {
+        if (c.phase != Phase::kBody) {
+          if (body_conns + o.reserved_connections >= o.max_connections) {
+            queue_error(c, 503, "too many uploads in progress; retry later");
             return;
           }
-        } else if (iequals(name, "transfer-encoding")) {
-          respond_error(c, 400, "chunked request bodies are not supported");
-          return;
+          if (total_body + head.content_length > o.max_total_body_bytes) {
+            queue_error(c, 503, "too many request bytes in progress; retry later");
+            return;
+          }
+          set_phase(c, Phase::kBody, now);
+          ++body_conns;
+          c.body_reserved = head.content_length;
+          total_body += c.body_reserved;
         }
-      }
-      size_t limit = options_.body_limit ? options_.body_limit(req.method, req.path) : kDefaultBodyLimit;
-      limit = std::min(limit, options_.max_body_bytes);
-      if (content_length > limit) {
-        respond_error(c, 413, "request body of " + std::to_string(content_length) + " bytes is larger than the limit of " +
-                                  std::to_string(limit) + " bytes for " + std::string(req.path));
         return;
       }
-      if (c.in.size() < end + 4 + content_length) return;  // wait for the body
-      req.body = std::string_view(c.in).substr(end + 4, content_length);
-      if (req.method != "GET" && req.method != "HEAD" && req.method != "POST" && req.method != "PUT" &&
-          req.method != "DELETE") {
-        respond_error(c, 405, "method not allowed");
-        return;
-      }
+      ServerRequest req{.method = head.method,
+                        .path = head.path,
+                        .query = head.query,
+                        .accept = head.header("accept"),
+                        .accept_encoding = head.header("accept-encoding"),
+                        .content_type = head.header("content-type"),
+                        .content_encoding = head.header("content-encoding"),
+                        .authorization = head.header("authorization"),
+                        .body = std::string_view(c.in).substr(head.head_bytes, head.content_length),
+                        .headers = &head.headers};
       res.status = 200;
       res.content_type = "text/plain; charset=utf-8";
       res.content_encoding = {};
+      res.headers.clear();
       res.body.clear();
       res.body_view = {};
       handler_(req, res);
       std::string_view body = res.body_view.data() ? res.body_view : std::string_view(res.body);
       char len[24];
       auto lp = std::to_chars(len, len + sizeof len, body.size()).ptr;
+      if (c.pending() == 0) c.write_progress = now;
       c.out += "HTTP/1.1 ";
       c.out += std::to_string(res.status);
       c.out += ' ';
@@ -284,81 +324,230 @@ void HttpServer::run() {
       }
       c.out += "\r\nContent-Length: ";
       c.out.append(len, lp);
-      c.out += keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n";
-      // Copied into the connection's reused buffer: the handler's view is
-      // only valid until the next request.
-      if (req.method != "HEAD") c.out += body;
-      c.close_after = !keep_alive;
-      c.in.erase(0, end + 4 + content_length);
+      c.out += "\r\n";
+      c.out += res.headers;
+      c.out += head.keep_alive ? "\r\n" : "Connection: close\r\n\r\n";
+      // Copied into the connection's buffer: the handler's view is only
+      // valid until the next request.
+      if (head.method != "HEAD") c.out += body;
+      ++c.queued;
+      c.close_after = !head.keep_alive;
+      c.in.erase(0, need);
+      set_phase(c, c.in.empty() ? Phase::kIdle : Phase::kHead, now);
     }
   };
 
+  // Writes what the socket takes; false when the connection should close now.
+  auto flush = [&](Conn& c, int64_t now) -> bool {
+    while (c.pending() > 0) {
+      ssize_t w = send(c.fd, c.out.data() + c.out_off, c.pending(), MSG_NOSIGNAL);
+      if (w < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+        return false;
+      }
+      c.out_off += static_cast<size_t>(w);
+      c.write_progress = now;
+    }
+    c.out.clear();
+    c.out_off = 0;
+    c.queued = 0;
+    if (c.close_after) {
+      if (!c.linger || c.peer_closed) return false;
+      if (c.phase != Phase::kLinger) {
+        // Tell the client we are done, and read what it still sends for a
+        // moment so that closing does not reset the connection before it
+        // has read our answer.
+        shutdown(c.fd, SHUT_WR);
+        set_phase(c, Phase::kLinger, now);
+      }
+    }
+    return true;
+  };
+
+  // Answers and writes until the socket is full or nothing more can be
+  // answered from what was read; false when the connection should close.
+  // Bounded: it never reads, so it ends once c.in is consumed.
+  auto pump = [&](Conn& c, int64_t now) -> bool {
+    for (;;) {
+      const size_t before = c.in.size();
+      process(c, now);
+      if (!flush(c, now)) return false;
+      if (c.pending() > 0 || c.in.size() == before) break;
+    }
+    // A client that closed its side and has nothing left to be answered.
+    return !(c.peer_closed && c.pending() == 0);
+  };
+
+  auto on_readable = [&](Conn& c, int64_t now) -> bool {
+    char buf[kReadChunk];
+    if (c.phase == Phase::kLinger) {
+      for (;;) {
+        ssize_t r = recv(c.fd, buf, sizeof buf, 0);
+        if (r > 0) {
+          c.linger_discarded += static_cast<size_t>(r);
+          if (c.linger_discarded > kLingerDiscardBytes) return false;
+          continue;
+        }
+        return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+      }
+    }
+    while (wants_read(c)) {
+      ssize_t r = recv(c.fd, buf, sizeof buf, 0);
+      if (r > 0) {
+        c.in.append(buf, static_cast<size_t>(r));
+        if (c.phase == Phase::kIdle) set_phase(c, Phase::kHead, now);
+        continue;
+      }
+      if (r == 0) {
+        c.peer_closed = true;
+        break;
+      }
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return false;
+    }
+    return pump(c, now);
+  };
+
+  // The connection to drop for a new one: one lingering after an error
+  // answer, else the one idle longest, else the one whose head has been
+  // arriving longest; null when every connection has a request in progress.
+  auto pick_victim = [&]() -> Conn* {
+    Conn* best = nullptr;
+    int best_rank = 0;
+    for (auto& [fd, cp] : conns) {
+      Conn& c = *cp;
+      if (c.pending() > 0) continue;
+      int rank = c.phase == Phase::kLinger ? 3 : c.close_after ? 0 : c.phase == Phase::kIdle ? 2 : c.phase == Phase::kHead ? 1 : 0;
+      if (rank == 0) continue;
+      if (!best || rank > best_rank || (rank == best_rank && c.since < best->since)) {
+        best = &c;
+        best_rank = rank;
+      }
+    }
+    return best;
+  };
+
+  auto accept_all = [&](int64_t now) {
+    for (;;) {
+      int cfd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (cfd < 0) {
+        if ((errno == EMFILE || errno == ENFILE) && spare_fd >= 0) {
+          close(spare_fd);
+          cfd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+          if (cfd >= 0) {
+            send_and_forget(cfd, error_response(503, "server out of file descriptors; retry later"));
+            close(cfd);
+            ++refused_busy_;
+          }
+          spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+          if (cfd >= 0) continue;
+        }
+        return;
+      }
+      if (conns.size() >= o.max_connections) {
+        if (Conn* victim = pick_victim()) {
+          if (victim->phase == Phase::kHead) {
+            send_and_forget(victim->fd, error_response(503, "connection dropped for a newer one: server full"));
+          }
+          ++evicted_;
+          close_conn(victim->fd);
+        } else {
+          send_and_forget(cfd, error_response(503, "every connection is busy with a request; retry later"));
+          close(cfd);
+          ++refused_busy_;
+          continue;
+        }
+      }
+      int one = 1;
+      setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      auto c = std::make_unique<Conn>();
+      c->fd = cfd;
+      c->since = now;
+      c->events = EPOLLIN;
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = cfd;
+      epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, cfd, &ev);
+      conns.emplace(cfd, std::move(c));
+      ++accepted_;
+      open_ = conns.size();
+    }
+  };
+
+  // Deadlines: each phase has its own clock, started when the phase began;
+  // bytes arriving do not restart it.
+  auto expire = [&](int64_t now) {
+    std::vector<int> dead, done;
+    for (auto& [fd, cp] : conns) {
+      Conn& c = *cp;
+      const int64_t age = now - c.since;
+      if (c.pending() > 0) {
+        if (now - c.write_progress > o.write_timeout_ms) dead.push_back(fd);
+        continue;
+      }
+      switch (c.phase) {
+        case Phase::kIdle:
+          if (age > o.idle_timeout_ms) dead.push_back(fd);
+          break;
+        case Phase::kHead:
+          if (age > o.header_timeout_ms) {
+            send_and_forget(fd, error_response(408, "request head not complete within " +
+                                                        std::to_string(o.header_timeout_ms) + " ms"));
+            dead.push_back(fd);
+          }
+          break;
+        case Phase::kBody:
+          if (age > o.body_timeout_ms) {
+            send_and_forget(fd, error_response(408, "request body not complete within " +
+                                                        std::to_string(o.body_timeout_ms) + " ms"));
+            dead.push_back(fd);
+          }
+          break;
+        case Phase::kLinger:
+          if (age > kLingerMs) done.push_back(fd);
+          break;
+      }
+    }
+    for (int fd : dead) {
+      ++timed_out_;
+      close_conn(fd);
+    }
+    for (int fd : done) close_conn(fd);
+  };
+
+  int64_t last_expire = now_ms();
   while (!stopping_) {
-    int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 1000);
+    int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), conns.empty() ? 1000 : 100);
     const int64_t now = now_ms();
     for (int i = 0; i < n; ++i) {
       const int fd = events[i].data.fd;
       if (fd == wake_fd_) continue;
       if (fd == listen_fd_) {
-        for (;;) {
-          int cfd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-          if (cfd < 0) break;
-          if (conns.size() >= options_.max_connections) {
-            close(cfd);
-            continue;
-          }
-          int one = 1;
-          setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-          epoll_event ev{};
-          ev.events = EPOLLIN;
-          ev.data.fd = cfd;
-          epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, cfd, &ev);
-          auto c = std::make_unique<Conn>();
-          c->fd = cfd;
-          c->last_active = now;
-          conns.emplace(cfd, std::move(c));
-        }
+        accept_all(now);
         continue;
       }
       auto it = conns.find(fd);
       if (it == conns.end()) continue;
       Conn& c = *it->second;
-      c.last_active = now;
-      bool alive = true;
-      if (events[i].events & (EPOLLHUP | EPOLLERR)) alive = false;
-      if (alive && (events[i].events & EPOLLIN)) {
-        char buf[16384];
-        for (;;) {
-          ssize_t r = recv(fd, buf, sizeof buf, 0);
-          if (r > 0) {
-            c.in.append(buf, static_cast<size_t>(r));
-            if (c.in.size() > kMaxHead + options_.max_body_bytes + 4) break;
-            continue;
-          }
-          if (r == 0) alive = false;
-          else if (errno != EAGAIN && errno != EWOULDBLOCK) alive = false;
-          break;
-        }
-        if (alive || !c.in.empty()) handle(c);
-        if (!c.out.empty()) alive = flush(c) && alive;
-        else if (c.close_after) alive = false;
-      } else if (alive && (events[i].events & EPOLLOUT)) {
-        alive = flush(c);
+      bool alive = !(events[i].events & EPOLLERR);
+      if (alive && (events[i].events & (EPOLLIN | EPOLLHUP))) alive = on_readable(c, now);
+      if (events[i].events & EPOLLHUP) alive = false;  // both directions gone
+      if (alive && (events[i].events & EPOLLOUT)) {
+        alive = flush(c, now);
+        // The client read: answer what it pipelined while we waited.
+        if (alive && c.pending() == 0) alive = pump(c, now);
       }
-      if (!alive) close_conn(fd);
+      if (alive) update_events(c);
+      else close_conn(fd);
     }
-    // Close idle connections.
-    for (auto it = conns.begin(); it != conns.end();) {
-      if (now - it->second->last_active > options_.idle_timeout_ms) {
-        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->first, nullptr);
-        close(it->first);
-        it = conns.erase(it);
-      } else {
-        ++it;
-      }
+    if (now - last_expire >= 100) {
+      expire(now);
+      last_expire = now;
     }
   }
   for (auto& [fd, c] : conns) close(fd);
+  if (spare_fd >= 0) close(spare_fd);
+  open_ = 0;
 }
 
 }  // namespace gpulens

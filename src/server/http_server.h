@@ -1,12 +1,28 @@
-// A small HTTP/1.1 server for /metrics and the JSON API.
+// A small, bounded HTTP/1.1 server for /metrics, the JSON API and pushes.
 //
 // One thread, epoll, non-blocking sockets, keep-alive. It is built for
-// scrapers: requests are small GETs, responses are produced by the handler
-// into a reused buffer. Anything else is answered with a clear status and
-// the connection closed: a request head over 16 KiB (431), a body over the
-// route's limit (413; 1 MiB unless `body_limit` says otherwise for the
-// route), garbage (400), a method other than GET/HEAD/POST/PUT/DELETE (405). A connection idle for more than the idle timeout is
-// closed, so slow or stuck clients cannot exhaust the server.
+// scrapers on a node exposed to the cluster network, so every resource a
+// client can make it hold is bounded (defaults in HttpServerOptions):
+//
+//   - the request head: 16 KiB (431), 100 header lines (431), an 8 KiB
+//     target (414), malformed (400), a transfer coding (501);
+//   - deadlines per connection: the head must be complete 10 s after its
+//     first byte (a byte does not extend it), a body 30 s after its head
+//     (408 either way); a keep-alive connection idle 30 s is closed;
+//   - bodies: a limit per route (body_limit; 4 KiB for GET/HEAD/DELETE,
+//     1 MiB otherwise by default) answered 413 before a byte of the body is
+//     read, and at most 64 MiB of bodies announced at once across all
+//     connections (503 beyond);
+//   - pipelining: a connection with 16 responses or 1 MiB of response bytes
+//     queued is not read until its client reads; a client that reads nothing
+//     for 30 s is dropped;
+//   - connections: at most 512. When full, a new connection takes the place
+//     of the one that has waited longest without sending a complete request
+//     (idle keep-alive first, then slow heads), so a scraper always gets
+//     through; at most 512 - 64 connections may be uploading bodies at once
+//     (the reserved 64 are for scrapes). A connection that finds every slot
+//     busy with requests in progress gets "503 Service Unavailable", never a
+//     silent close.
 //
 //   HttpServer server({.listen = "127.0.0.1:9400"}, [](const ServerRequest& req, ServerResponse& res) {
 //     res.body = "ok\n";
@@ -15,8 +31,8 @@
 //   ...
 //   server.stop();
 //
-// Thread-safety: start()/stop() from the owning thread; the handler runs on
-// the server thread.
+// Thread-safety: start()/stop() from the owning thread; the handler and
+// body_limit run on the server thread. stats() may be called from any thread.
 #pragma once
 
 #include <atomic>
@@ -25,7 +41,10 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
+#include "server/http_request.h"
 #include "util/status.h"
 
 namespace gpulens {
@@ -40,25 +59,47 @@ struct ServerRequest {
   std::string_view content_encoding;  // "" if absent
   std::string_view authorization;     // "" if absent
   std::string_view body;
+  const std::vector<std::pair<std::string_view, std::string_view>>* headers = nullptr;
+
+  // The first header of that name (case-insensitive), "" if absent.
+  std::string_view header(std::string_view name) const;
 };
 
 struct ServerResponse {
   int status = 200;
   std::string_view content_type = "text/plain; charset=utf-8";
   std::string_view content_encoding;  // "" or "gzip"
+  std::string headers;                // extra header lines, each "Name: value\r\n"
   std::string body;                   // owned, reused between requests
   std::string_view body_view;         // if set, sent instead of body (no copy into body)
 };
 
 struct HttpServerOptions {
   std::string listen = "127.0.0.1:9400";  // host:port; ":9400" or "0.0.0.0:9400" for all
-  int64_t idle_timeout_ms = 30000;
+  int64_t idle_timeout_ms = 30000;        // keep-alive connection with no request started
+  int64_t header_timeout_ms = 10000;      // first byte of a request to the end of its head
+  int64_t body_timeout_ms = 30000;        // end of the head to the end of the body
+  int64_t write_timeout_ms = 30000;       // queued response bytes with no progress
   size_t max_connections = 512;
-  // The largest body any route accepts (bytes); bounds each connection's buffer.
-  size_t max_body_bytes = 1 << 20;
-  // Per-route body limit (bytes), capped at max_body_bytes; absent: 1 MiB.
-  // Called on the server thread with the method and the path.
+  size_t reserved_connections = 64;       // never given to body uploads
+  RequestLimits request;                  // head size, header count, target length
+  size_t max_get_body_bytes = 4 * 1024;   // default limit for GET, HEAD, DELETE
+  size_t max_body_bytes = 1 << 20;        // default limit for POST, PUT, and the cap of body_limit
+  size_t max_total_body_bytes = 64 << 20; // announced bodies in progress, all connections
+  size_t max_pipelined = 16;              // responses queued per connection before reading stops
+  size_t max_queued_response_bytes = 1 << 20;
+  // Body limit per route, in bytes, capped at max_body_bytes; unset: the two
+  // defaults above by method. Called on the server thread.
   std::function<size_t(std::string_view method, std::string_view path)> body_limit;
+};
+
+// Counters for tests and self-metrics. Monotonic unless noted.
+struct HttpServerStats {
+  uint64_t accepted = 0;
+  uint64_t evicted = 0;           // dropped to make room for a new connection
+  uint64_t refused_busy = 0;      // answered 503 at accept
+  uint64_t timed_out = 0;         // 408 or idle/write deadline
+  uint64_t open = 0;              // current
 };
 
 class HttpServer {
@@ -75,6 +116,7 @@ class HttpServer {
   void stop();
   // The port actually bound (useful with port 0).
   int port() const { return port_; }
+  HttpServerStats stats() const;
 
  private:
   void run();
@@ -86,6 +128,7 @@ class HttpServer {
   int wake_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> accepted_{0}, evicted_{0}, refused_busy_{0}, timed_out_{0}, open_{0};
   std::thread thread_;
 };
 
