@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "cli/config.h"
 #include "diagnose/engine.h"
 #include "diagnose/prometheus_input.h"
 #include "diagnose/replay_input.h"
@@ -56,9 +57,10 @@ int run_diagnose(int argc, char** argv) {
   };
   diagnose::Thresholds th;
   if (!config.empty()) {
-    Result<diagnose::Thresholds> t = diagnose::load_thresholds(config);
-    if (!t) return usage(t.status().message());
-    th = *t;
+    // The whole file is validated, as serve and check-config do.
+    Result<AgentConfig> c = load_config(config);
+    if (!c) return usage(c.status().message());
+    th = c->diagnose;
   }
 
   Result<diagnose::SignalSet> set = Status(Code::kInternal, "no input");

@@ -4,9 +4,9 @@
 
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli/command.h"
+#include "cli/config.h"
 #include "rules/rules.h"
 #include "util/duration.h"
 
@@ -40,17 +40,13 @@ int run_rules(int argc, char** argv) {
     return kExitOk;
   }
   if (!config.empty()) {
-    std::ifstream in(config);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in) {
-      std::cerr << "gpulens rules: cannot read " << config << "\n";
-      return kExitFailure;
+    // The whole file is validated, as serve and check-config do.
+    auto loaded = load_config(config);
+    if (!loaded) {
+      std::cerr << "gpulens rules: " << loaded.status().message() << "\n";
+      return loaded.status().code() == Code::kNotFound ? kExitFailure : kExitUsage;
     }
-    if (Status s = rules::load_rule_options(text.str(), config, options); !s) {
-      std::cerr << "gpulens rules: " << s.message() << "\n";
-      return kExitUsage;
-    }
+    options = loaded->rules;
   }
   for (const auto& kv : sets) {
     const size_t eq = kv.find('=');

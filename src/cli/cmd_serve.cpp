@@ -7,6 +7,7 @@
 #include "cli/command.h"
 #include "cli/serve_hooks.h"
 #include "cli/setup.h"
+#include "cli/config.h"
 #include "util/duration.h"
 
 namespace gpulens::cli {
@@ -29,17 +30,16 @@ int run_serve(int argc, char** argv) {
     std::cerr << "gpulens serve: " << config.status().message() << "\n";
     return kExitUsage;
   }
-  if (!listen.empty()) config->listen = listen;
-  if (dcgm) config->dcgm_names = true;
-  if (!remote_write.empty()) config->remote_write.url = remote_write;
-  if (!history.empty()) {
-    auto ms = parse_duration_ms(history);
-    if (!ms) {
-      std::cerr << "gpulens serve: --history: " << ms.status().message() << "\n";
+  const std::pair<const char*, const std::string*> more[] = {
+      {"listen", &listen}, {"history", &history}, {"remote_write.url", &remote_write}};
+  for (const auto& [key, value] : more) {
+    if (value->empty()) continue;
+    if (Status s = set_key(*config, key, *value, find_key(key)->flag); !s) {
+      std::cerr << "gpulens serve: " << s.message() << "\n";
       return kExitUsage;
     }
-    config->history_ms = *ms;
   }
+  if (dcgm) config->dcgm_names = true;
   if (auto problems = validate(*config); !problems.empty()) {
     std::cerr << "gpulens serve: " << problems.front() << "\n";
     return kExitUsage;

@@ -1,14 +1,297 @@
-// Config file loading and validation.
+// The one validator: walks a YAML file against config_keys(), checks each
+// value for its key's type and bounds (the same checks flags get through
+// set_key), then the cross-key checks of validate().
 #include "cli/config.h"
 
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "sources/registry.h"
+#include "sources/sim/scenario.h"
 #include "util/duration.h"
-#include "util/yaml_reader.h"
 
 namespace gpulens::cli {
+namespace {
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    while (!item.empty() && item.front() == ' ') item.erase(0, 1);
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+std::string number_text(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+Result<double> parse_number(const std::string& t) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (t.empty() || ec != std::errc() || p != t.data() + t.size() || !std::isfinite(v)) {
+    return invalid_argument("\"" + t + "\" is not a number");
+  }
+  return v;
+}
+
+Status check_port(const std::string& port_text, const std::string& whole) {
+  int port = -1;
+  auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (port_text.empty() || ec != std::errc() || p != port_text.data() + port_text.size()) {
+    return invalid_argument("\"" + whole + "\": port \"" + port_text + "\" is not a number");
+  }
+  if (port < 1 || port > 65535) {
+    return invalid_argument("\"" + whole + "\": port " + port_text + " is out of range 1..65535");
+  }
+  return Status::ok();
+}
+
+// Splits "host:port" / "[v6]:port"; the port must be there.
+Status check_host_port(const std::string& hp, const std::string& whole, bool port_required) {
+  std::string host = hp, port;
+  if (!hp.empty() && hp.front() == '[') {
+    const size_t close = hp.find(']');
+    if (close == std::string::npos) return invalid_argument("\"" + whole + "\": unclosed [ in the address");
+    host = hp.substr(1, close - 1);
+    if (close + 1 < hp.size()) {
+      if (hp[close + 1] != ':') return invalid_argument("\"" + whole + "\": expected :PORT after ]");
+      port = hp.substr(close + 2);
+    } else if (port_required) {
+      return invalid_argument("\"" + whole + "\" needs a port (HOST:PORT)");
+    }
+  } else {
+    const size_t colon = hp.rfind(':');
+    if (colon == std::string::npos) {
+      if (port_required) return invalid_argument("\"" + whole + "\" needs HOST:PORT, e.g. 127.0.0.1:9400");
+    } else {
+      host = hp.substr(0, colon);
+      port = hp.substr(colon + 1);
+      if (host.find(':') != std::string::npos) {
+        return invalid_argument("\"" + whole + "\": write an IPv6 address in brackets, [::1]:9400");
+      }
+    }
+  }
+  if (host.empty()) return invalid_argument("\"" + whole + "\" has no host (0.0.0.0 for every address)");
+  if (!port.empty() || port_required) return check_port(port, whole);
+  return Status::ok();
+}
+
+Status check_url(const std::string& url, const std::string& schemes) {
+  const size_t sep = url.find("://");
+  if (sep == std::string::npos) {
+    return invalid_argument("\"" + url + "\" is not a URL: write " + split(schemes).front() + "://HOST:PORT/PATH");
+  }
+  const std::string scheme = url.substr(0, sep);
+  const auto allowed = split(schemes);
+  if (std::find(allowed.begin(), allowed.end(), scheme) == allowed.end()) {
+    return invalid_argument("\"" + url + "\": scheme " + scheme + ":// is not supported (only " + schemes +
+                            "://; put a TLS-terminating proxy in front of an https receiver)");
+  }
+  std::string rest = url.substr(sep + 3);
+  const size_t slash = rest.find('/');
+  if (slash != std::string::npos) rest = rest.substr(0, slash);
+  return check_host_port(rest, url, false);
+}
+
+}  // namespace
+
+// Checks `text` for k's type and bounds, then stores it.
+Status set_key(AgentConfig& c, const std::string& name, const std::string& text, const std::string& what_in) {
+  const ConfigKey* k = find_key(name);
+  if (k == nullptr) return invalid_argument("unknown key \"" + name + "\"");
+  const std::string what = what_in.empty() ? k->key : what_in;
+  auto bad = [&](const std::string& m) { return invalid_argument(what + ": " + m); };
+  auto in_bounds = [&](double v, const std::string& shown) -> Status {
+    if (k->min == 0 && k->max == 0) return Status::ok();
+    if (v < k->min || v > k->max) {
+      const bool dur = k->type == KeyType::kDuration;
+      return bad(shown + " is out of range " +
+                 (dur ? format_duration(static_cast<int64_t>(k->min)) : number_text(k->min)) + ".." +
+                 (dur ? format_duration(static_cast<int64_t>(k->max)) : number_text(k->max)));
+    }
+    return Status::ok();
+  };
+  switch (k->type) {
+    case KeyType::kText:
+    case KeyType::kPath:
+      break;
+    case KeyType::kChoice: {
+      const auto options = split(k->choices);
+      if (std::find(options.begin(), options.end(), text) == options.end()) {
+        return bad("\"" + text + "\" is not one of " + k->choices);
+      }
+      break;
+    }
+    case KeyType::kList: {
+      const auto options = split(k->choices);
+      for (const auto& item : split(text)) {
+        if (!options.empty() && std::find(options.begin(), options.end(), item) == options.end()) {
+          return bad("unknown \"" + item + "\" (known: " + k->choices + ")");
+        }
+      }
+      if (split(text).empty()) return bad("the list is empty");
+      break;
+    }
+    case KeyType::kBool:
+      if (text != "true" && text != "false") return bad("\"" + text + "\": expected true or false");
+      break;
+    case KeyType::kNumber:
+    case KeyType::kInteger:
+    case KeyType::kRatio: {
+      auto v = parse_number(text);
+      if (!v) return bad(v.status().message() + (k->type == KeyType::kRatio ? " (a ratio in 0..1, e.g. 0.8)" : ""));
+      if (k->type == KeyType::kRatio && (*v < 0 || *v > 1)) {
+        return bad(text + " is not a ratio in 0..1 (write 0.8 for 80 %)");
+      }
+      if (k->type == KeyType::kInteger && *v != std::floor(*v)) return bad(text + " is not a whole number");
+      if (Status s = in_bounds(*v, text); !s) return s;
+      break;
+    }
+    case KeyType::kDuration: {
+      auto ms = parse_duration_ms(text);
+      if (!ms) return bad(ms.status().message());
+      if (Status s = in_bounds(static_cast<double>(*ms), text); !s) return s;
+      break;
+    }
+    case KeyType::kUrl:
+      if (!text.empty()) {
+        if (Status s = check_url(text, k->choices); !s) return bad(s.message());
+      }
+      break;
+    case KeyType::kListen:
+      if (Status s = check_host_port(text, text, true); !s) return bad(s.message());
+      break;
+  }
+  if (Status s = k->set(c, text); !s) return bad(s.message());
+  return Status::ok();
+}
+
+namespace {
+
+struct ParseError {
+  std::string message;
+};
+
+class Walker {
+ public:
+  Walker(std::string origin, AgentConfig& c) : origin_(std::move(origin)), c_(c) {}
+
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& what) const {
+    const auto m = n.Mark();
+    throw ParseError{origin_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": " + what};
+  }
+
+  // `prefix` is "" at the top, else "source.nvml." etc.
+  void map(const YAML::Node& n, const std::string& prefix) {
+    const std::string where = prefix.empty() ? "config" : prefix.substr(0, prefix.size() - 1);
+    if (!n.IsMap()) fail(n, where + ": expected a mapping");
+    // Children of this section, in declaration order; true: a leaf key.
+    std::vector<std::pair<std::string, bool>> children;
+    for (const auto& k : config_keys()) {
+      if (k.key.compare(0, prefix.size(), prefix) != 0) continue;
+      const std::string rest = k.key.substr(prefix.size());
+      const size_t dot = rest.find('.');
+      const std::string child = rest.substr(0, dot);
+      if (std::none_of(children.begin(), children.end(), [&](const auto& p) { return p.first == child; })) {
+        children.emplace_back(child, dot == std::string::npos);
+      }
+    }
+    std::set<std::string> seen;
+    for (const auto& kv : n) {
+      if (!kv.first.IsScalar()) fail(kv.first, where + ": a key must be a name");
+      const std::string name = kv.first.Scalar();
+      auto it = std::find_if(children.begin(), children.end(), [&](const auto& p) { return p.first == name; });
+      if (it == children.end()) {
+        std::string known;
+        for (const auto& [child, _] : children) known += (known.empty() ? "" : ", ") + child;
+        fail(kv.first, where + ": unknown key \"" + name + "\" (known: " + known + ")");
+      }
+      if (!seen.insert(name).second) fail(kv.first, where + ": key \"" + name + "\" appears twice");
+      const YAML::Node& v = kv.second;
+      if (!it->second) {
+        if (v.IsNull()) continue;  // "diagnose:" with nothing under it
+        map(v, prefix + name + ".");
+        continue;
+      }
+      leaf(v, prefix + name);
+    }
+  }
+
+ private:
+  void leaf(const YAML::Node& v, const std::string& key) {
+    const ConfigKey* k = find_key(key);
+    std::string text;
+    if (k->type == KeyType::kList && v.IsSequence()) {
+      for (const auto& item : v) {
+        if (!item.IsScalar()) fail(item, key + ": expected a list of names");
+        text += (text.empty() ? "" : ",") + item.Scalar();
+      }
+      if (text.empty()) fail(v, key + ": the list is empty");
+    } else if (v.IsScalar()) {
+      text = v.Scalar();
+    } else if (v.IsNull()) {
+      fail(v, key + ": no value");
+    } else {
+      fail(v, key + ": expected a single value, not a " + (v.IsMap() ? "mapping" : "list"));
+    }
+    if (Status s = set_key(c_, key, text); !s) fail(v, s.message());
+  }
+
+  std::string origin_;
+  AgentConfig& c_;
+};
+
+// YAML text of one value: quoted when a plain scalar would read differently.
+std::string yaml_value(const std::string& v, KeyType type) {
+  if (type == KeyType::kList) return "[" + [&] {
+    std::string out;
+    for (const auto& s : split(v)) out += (out.empty() ? "" : ", ") + s;
+    return out;
+  }() + "]";
+  const bool plain = !v.empty() && v.find_first_of(":#{}[],&*!|>'\"%@`") == std::string::npos &&
+                     v.front() != ' ' && v.back() != ' ' && v.front() != '-';
+  const bool url_or_listen = type == KeyType::kUrl || type == KeyType::kListen;
+  if (plain || (url_or_listen && !v.empty() && v.find_first_of("#{}[],\"' ") == std::string::npos)) return v;
+  std::string q = "\"";
+  for (char ch : v) q += (ch == '"' || ch == '\\') ? std::string("\\") + ch : std::string(1, ch);
+  return q + "\"";
+}
+
+std::string type_name(const ConfigKey& k) {
+  switch (k.type) {
+    case KeyType::kText: return "text";
+    case KeyType::kPath: return "path";
+    case KeyType::kChoice: return "one of " + k.choices;
+    case KeyType::kList: return "list of " + k.choices;
+    case KeyType::kBool: return "bool";
+    case KeyType::kNumber:
+      return "number" + (k.min || k.max ? " " + number_text(k.min) + ".." + number_text(k.max) : std::string());
+    case KeyType::kInteger:
+      return "integer" + (k.min || k.max ? " " + number_text(k.min) + ".." + number_text(k.max) : std::string());
+    case KeyType::kRatio: return "ratio 0..1";
+    case KeyType::kDuration:
+      return "duration" + (k.min || k.max ? " " + format_duration(static_cast<int64_t>(k.min)) + ".." +
+                                                format_duration(static_cast<int64_t>(k.max))
+                                          : std::string());
+    case KeyType::kUrl: return k.choices + ":// URL";
+    case KeyType::kListen: return "HOST:PORT";
+  }
+  return "";
+}
+
+}  // namespace
 
 Result<AgentConfig> parse_config(const std::string& text, const std::string& origin) {
   AgentConfig c;
@@ -16,52 +299,8 @@ Result<AgentConfig> parse_config(const std::string& text, const std::string& ori
   try {
     YAML::Node root = YAML::Load(text);
     if (!root || root.IsNull()) return c;  // an empty file is the defaults
-    yaml::Reader r(origin);
-    auto str = [&](std::string& dst, const std::string& what) {
-      return [&r, &dst, what](const YAML::Node& v) { dst = r.text(v, what); };
-    };
-    r.map(root, "config",
-          {{"listen", str(c.listen, "listen")},
-           {"interval", [&](const YAML::Node& v) { c.interval_ms = r.duration(v, "interval"); }},
-           {"history", [&](const YAML::Node& v) { c.history_ms = r.duration(v, "history"); }},
-           {"sources", [&](const YAML::Node& v) { c.sources = r.strings(v, "sources"); }},
-           {"dcgm_names", [&](const YAML::Node& v) { c.dcgm_names = r.boolean(v, "dcgm_names"); }},
-           {"source",
-            [&](const YAML::Node& v) {
-              r.map(v, "source",
-                    {{"sim",
-                      [&](const YAML::Node& s) {
-                        r.map(s, "source.sim",
-                              {{"scenario", str(c.source.sim.scenario, "source.sim.scenario")},
-                               {"scenario_dir", str(c.source.sim.scenario_dir, "source.sim.scenario_dir")},
-                               {"seed", [&](const YAML::Node& x) {
-                                  c.source.sim.seed = static_cast<uint64_t>(r.number(x, "source.sim.seed", 0, 1e15));
-                                }},
-                               {"speed", [&](const YAML::Node& x) { c.source.sim.speed = r.number(x, "source.sim.speed", 0.01, 1e4); }}});
-                      }},
-                     {"host",
-                      [&](const YAML::Node& s) {
-                        r.map(s, "source.host",
-                              {{"proc_root", str(c.source.host.proc_root, "source.host.proc_root")},
-                               {"sys_root", str(c.source.host.sys_root, "source.host.sys_root")}});
-                      }},
-                     {"nvml", [&](const YAML::Node& s) {
-                        r.map(s, "source.nvml",
-                              {{"library", str(c.source.nvml.library, "source.nvml.library")},
-                               {"proc_root", str(c.source.nvml.proc_root, "source.nvml.proc_root")},
-                               {"calibration", str(c.source.nvml.calibration_file, "source.nvml.calibration")}});
-                      }}});
-            }},
-           {"remote_write",
-            [&](const YAML::Node& v) {
-              r.map(v, "remote_write",
-                    {{"url", str(c.remote_write.url, "remote_write.url")},
-                     {"interval", [&](const YAML::Node& x) { c.remote_write.interval_ms = r.duration(x, "remote_write.interval"); }}});
-            }},
-           // Owned by their commands; checked there (gpulens diagnose/rules --config).
-           {"diagnose", [&](const YAML::Node& v) { if (!v.IsMap()) r.fail(v, "diagnose: expected a mapping"); }},
-           {"rules", [&](const YAML::Node& v) { if (!v.IsMap()) r.fail(v, "rules: expected a mapping"); }}});
-  } catch (const yaml::ParseError& e) {
+    Walker(origin, c).map(root, "");
+  } catch (const ParseError& e) {
     return invalid_argument(e.message);
   } catch (const YAML::Exception& e) {
     return invalid_argument(origin + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
@@ -80,10 +319,12 @@ Result<AgentConfig> load_config(const std::string& path) {
 
 std::vector<std::string> validate(const AgentConfig& c) {
   std::vector<std::string> problems;
-  if (c.interval_ms < 10) problems.push_back("interval " + format_duration(c.interval_ms) + " is below the 10ms minimum");
   if (c.history_ms < c.interval_ms) problems.push_back("history is shorter than one interval");
   if (c.history_ms / std::max<int64_t>(c.interval_ms, 1) > 10'000'000) {
     problems.push_back("history/interval keeps more than 10 million records per series; shorten history");
+  }
+  if (c.remote_write.min_backoff_ms > c.remote_write.max_backoff_ms) {
+    problems.push_back("remote_write.min_backoff is longer than remote_write.max_backoff");
   }
   for (const auto& s : c.sources) {
     if (!find_source(s)) {
@@ -92,19 +333,41 @@ std::vector<std::string> validate(const AgentConfig& c) {
       problems.push_back("unknown source \"" + s + "\" (known: " + known + ")");
     }
   }
+  if (std::find(c.sources.begin(), c.sources.end(), "sim") != c.sources.end()) {
+    const std::string dir = c.source.sim.scenario_dir.empty() ? sim::default_scenario_dir() : c.source.sim.scenario_dir;
+    if (auto s = sim::load_scenario(c.source.sim.scenario, dir); !s) problems.push_back(s.status().message());
+  }
   return problems;
 }
 
 std::string to_yaml(const AgentConfig& c) {
   std::ostringstream o;
-  o << "listen: " << c.listen << "\ninterval: " << format_duration(c.interval_ms)
-    << "\nhistory: " << format_duration(c.history_ms) << "\nsources: [";
-  for (size_t i = 0; i < c.sources.size(); ++i) o << (i ? ", " : "") << c.sources[i];
-  o << "]\ndcgm_names: " << (c.dcgm_names ? "true" : "false") << "\nsource:\n  sim: {scenario: " << c.source.sim.scenario
-    << ", seed: " << c.source.sim.seed << ", speed: " << c.source.sim.speed << "}\n  host: {proc_root: "
-    << c.source.host.proc_root << ", sys_root: " << c.source.host.sys_root << "}\n  nvml: {library: "
-    << c.source.nvml.library << "}\n";
-  if (!c.remote_write.url.empty()) o << "remote_write: {url: " << c.remote_write.url << "}\n";
+  std::vector<std::string> open;  // the sections printed above
+  for (const auto& k : config_keys()) {
+    std::vector<std::string> parts;
+    std::stringstream ss(k.key);
+    for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
+    size_t same = 0;
+    while (same < open.size() && same + 1 < parts.size() && open[same] == parts[same]) ++same;
+    open.resize(same);
+    for (size_t i = same; i + 1 < parts.size(); ++i) {
+      o << std::string(2 * i, ' ') << parts[i] << ":\n";
+      open.push_back(parts[i]);
+    }
+    o << std::string(2 * (parts.size() - 1), ' ') << parts.back() << ": " << yaml_value(k.show(c), k.type) << "\n";
+  }
+  return o.str();
+}
+
+std::string keys_markdown() {
+  const AgentConfig defaults;
+  std::ostringstream o;
+  o << "| key | type | default | flag | meaning |\n|---|---|---|---|---|\n";
+  for (const auto& k : config_keys()) {
+    std::string def = k.show(defaults);
+    o << "| `" << k.key << "` | " << type_name(k) << " | " << (def.empty() ? "—" : "`" + def + "`") << " | "
+      << (k.flag.empty() ? "" : "`" + k.flag + "`") << " | " << k.help << " |\n";
+  }
   return o.str();
 }
 

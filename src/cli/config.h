@@ -1,25 +1,35 @@
 // The agent's configuration: one plain struct, filled from a YAML file and
-// then from flags (flags win). `gpulens check-config FILE` validates it.
+// then from flags (flags win), through ONE declaration of every key
+// (config_keys.cpp) and ONE validator (this file). `serve`, `snapshot`,
+// `record`, `rules --config`, `diagnose --config` and `check-config` all load
+// a file with load_config(), so a key cannot be valid for one command and
+// unknown or misread by another.
 //
-//   # gpulens.yaml — every key is optional
+//   # gpulens.yaml — every key is optional; `gpulens check-config --keys`
+//   # prints them all with type, default and meaning (docs/config.md).
 //   listen: 0.0.0.0:9400
 //   interval: 1s
-//   history: 1h
-//   sources: [nvml, host]          # default: every source enabled by default
-//   dcgm_names: false
+//   sources: [nvml, host]
 //   source:
-//     sim:  {scenario: healthy-training, seed: 1, speed: 1}
-//     host: {proc_root: /proc, sys_root: /sys}
-//     nvml: {library: libnvidia-ml.so.1, calibration: /etc/gpulens/calibration.json}
+//     nvml: {calibration: /etc/gpulens/calibration.json}
 //   remote_write: {url: http://vm:8428/api/v1/write}
-//   diagnose: {...}                 # thresholds, see docs/diagnose.md
-//   rules: {...}                    # alert thresholds, see `gpulens rules`
+//   diagnose: {pcie_util: 0.8}      # thresholds, see docs/diagnose.md
+//   rules: {gpu_util_low: {threshold: 0.2}}   # see `gpulens rules --list-keys`
+//
+//   Result<AgentConfig> c = load_config("gpulens.yaml");  // errors: file:line:column: key: problem
+//   Status s = set_key(*c, "listen", "0.0.0.0:9400", "--listen");  // a flag, same checks
+//   std::vector<std::string> problems = validate(*c);    // cross-key checks
+//
+// Thread-safety: plain values and pure functions.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "diagnose/thresholds.h"
+#include "rules/options.h"
 #include "sources/options.h"
 #include "util/status.h"
 
@@ -28,25 +38,80 @@ namespace gpulens::cli {
 struct RemoteWriteConfig {
   std::string url;
   int64_t interval_ms = 0;  // 0: the sampling interval
+  std::string job = "gpulens";
+  int64_t queue_max_samples = 1'000'000;
+  int64_t max_samples_per_send = 2000;
+  int64_t timeout_ms = 10'000;
+  int64_t min_backoff_ms = 50;
+  int64_t max_backoff_ms = 5000;
+  int64_t flush_timeout_ms = 5000;
+};
+
+struct LogConfig {
+  std::string level = "info";
+  std::string format = "text";
 };
 
 struct AgentConfig {
   std::string listen = "127.0.0.1:9400";
   int64_t interval_ms = 1000;
   int64_t history_ms = 3600 * 1000;
-  std::vector<std::string> sources;  // empty: defaults
+  std::vector<std::string> sources = {"nvml", "host"};
   bool dcgm_names = false;
   SourceOptions source;
   RemoteWriteConfig remote_write;
+  LogConfig log;
+  diagnose::Thresholds diagnose;
+  rules::RuleOptions rules = rules::RuleOptions::defaults();
   std::string path;  // the file it came from, "" for defaults
 };
+
+// How a key's value is written and checked (the same for YAML and flags).
+enum class KeyType {
+  kText,      // any scalar
+  kPath,      // a file or directory path (not checked for existence)
+  kChoice,    // one of `choices`
+  kList,      // YAML list or "a,b"; each item one of `choices` when set
+  kBool,      // true / false
+  kNumber,    // a finite number in [min, max]
+  kInteger,   // a whole number in [min, max]
+  kRatio,     // a number in 0..1 (write 0.8 for 80 %)
+  kDuration,  // "100ms", "15s", "5m", "1h30m"; [min, max] in milliseconds
+  kUrl,       // scheme://host[:port][/path]; the scheme one of `choices`
+  kListen,    // HOST:PORT or [v6]:PORT, port 1..65535
+};
+
+// One configuration key. Every key of the file is one ConfigKey; see
+// config_keys.cpp for the table and how to add a row.
+struct ConfigKey {
+  std::string key;      // dotted path, e.g. "source.nvml.calibration"
+  KeyType type;
+  std::string help;
+  double min = 0, max = 0;  // kNumber, kInteger, kDuration (ms); both 0: no bound
+  std::string choices;      // comma-separated: kChoice, kList items, kUrl schemes
+  std::string flag;         // the command-line flag setting it too, e.g. "--listen" ("" none)
+  // Stores a checked value; `text` is the scalar (lists: comma-joined).
+  std::function<Status(AgentConfig&, const std::string& text)> set;
+  std::function<std::string(const AgentConfig&)> show;  // the value as written in YAML
+};
+
+// Every key, agent keys first, then diagnose.* and rules.* (generated from
+// their tables in src/diagnose/thresholds.cpp and src/rules/options.cpp).
+const std::vector<ConfigKey>& config_keys();
+const ConfigKey* find_key(const std::string& key);
 
 // Loads `path` over the defaults. Errors name file:line:column and the key.
 Result<AgentConfig> load_config(const std::string& path);
 Result<AgentConfig> parse_config(const std::string& yaml_text, const std::string& origin);
-// Cross-field checks (interval vs history, known sources). Empty when fine.
+// Sets one key from text, with the checks of the file. Errors start with
+// `what` (the flag name, or the key when empty).
+Status set_key(AgentConfig& config, const std::string& key, const std::string& text, const std::string& what = "");
+// Cross-key checks (interval vs history, known sources, the scenario loads).
+// Empty when fine.
 std::vector<std::string> validate(const AgentConfig& config);
-// The effective configuration as YAML, for check-config.
+// The complete effective configuration as YAML, for check-config.
 std::string to_yaml(const AgentConfig& config);
+// The key reference (markdown table) that docs/config.md carries.
+std::string keys_markdown();
 
 }  // namespace gpulens::cli

@@ -106,13 +106,7 @@ class Extras final : public ServeExtras {
 }  // namespace
 
 Result<std::unique_ptr<ServeExtras>> add_serve_extras(Agent& agent, const AgentConfig& config, AgentHooks& hooks) {
-  diagnose::Thresholds thresholds;
-  if (!config.path.empty()) {
-    auto t = diagnose::load_thresholds(config.path);
-    if (!t) return t.status();
-    thresholds = *t;
-  }
-  auto extras = std::make_unique<Extras>(agent, thresholds);
+  auto extras = std::make_unique<Extras>(agent, config.diagnose);
   Extras* e = extras.get();
   hooks.self_metrics.push_back([e](Frame& f) { e->fill_findings(f); });
   hooks.findings_json = [e](int64_t now_ms) { return diagnose::report_json(e->report(now_ms)); };
@@ -121,7 +115,13 @@ Result<std::unique_ptr<ServeExtras>> add_serve_extras(Agent& agent, const AgentC
     RemoteWriteOptions o;
     o.url = config.remote_write.url;
     o.interval_ms = config.remote_write.interval_ms > 0 ? config.remote_write.interval_ms : config.interval_ms;
-    o.external_labels = {{"instance", e->host()}};
+    o.external_labels = {{"instance", e->host()}, {"job", config.remote_write.job}};
+    o.queue_max_samples = static_cast<size_t>(config.remote_write.queue_max_samples);
+    o.max_samples_per_send = static_cast<size_t>(config.remote_write.max_samples_per_send);
+    o.timeout_ms = config.remote_write.timeout_ms;
+    o.min_backoff_ms = config.remote_write.min_backoff_ms;
+    o.max_backoff_ms = config.remote_write.max_backoff_ms;
+    o.flush_timeout_ms = config.remote_write.flush_timeout_ms;
     e->writer = std::make_unique<RemoteWriter>(o, agent.registry(), agent.live());
     if (Status s = e->writer->start(); !s) return s;
     RemoteWriter* w = e->writer.get();

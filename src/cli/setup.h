@@ -19,9 +19,9 @@ struct CommonFlags {
   std::string sources;
   std::string scenario;
   std::string interval;
-  uint64_t seed = 0;
-  bool seed_set = false;
+  std::string seed;
   std::string proc_root, sys_root, nvml_library;
+  std::string log_level, log_format;
 
   void add_to(CLI::App& app);
   // Loads the config file (if any) and applies the flags. Errors are usage
@@ -29,9 +29,11 @@ struct CommonFlags {
   Result<AgentConfig> resolve() const;
 };
 
-// Creates and opens the configured sources. When no source was named and no
-// GPU source could open, falls back to the simulator and says so on stderr.
-// `scenario_label` receives the simulated scenario's name ("" when real).
+// Creates and opens the configured sources. When a GPU source was asked for
+// and none could open, it is an error naming the reason (callers exit 1):
+// the simulator runs only when asked for (`--source sim`), never as a
+// silent stand-in. Notes of sources that did not open go to stderr unless
+// `quiet`.
 Result<std::unique_ptr<Agent>> make_agent(const AgentConfig& config, AgentOptions options, bool quiet);
 
 }  // namespace gpulens::cli

@@ -14,7 +14,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <variant>
 
 #include "util/status.h"
 
@@ -67,6 +69,17 @@ struct Thresholds {
   int64_t topology_for_ms = 300'000;  // a misplaced job, while it runs
   int64_t default_for_ms = 300'000;
 };
+
+// The settable keys of a `diagnose:` section, one row per threshold; the
+// config declaration (src/cli/config_keys.cpp) reads this table.
+enum class ThresholdKind { kRatio, kNumber, kDuration };
+struct ThresholdKey {
+  const char* name;  // key under diagnose:, e.g. "pcie_util"
+  ThresholdKind kind;
+  std::variant<double Thresholds::*, int64_t Thresholds::*> member;  // durations: int64_t ms
+  const char* help;
+};
+std::span<const ThresholdKey> threshold_keys();
 
 // Applies the keys of a `diagnose:` map onto `t`. Unknown keys and bad values
 // are errors naming the key.

@@ -9,9 +9,19 @@ stack_init promtool curl
 work=$STACK
 fail() { stack_fail "$@"; }
 
-# --- no driver: falls back to the simulator and says so -------------------
+# --- no driver: serve exits 1 with the reason; the simulator only on request --
+set +e; "$GPULENS" serve --listen 127.0.0.1:1 --nvml-library /nonexistent/libnvidia-ml.so.1 2>"$work/nodriver.err"; rc=$?; set -e
+[[ $rc -eq 1 ]] || fail "serve without a GPU source exited $rc, want 1"
+grep -q "no GPU source could start (nvml: .*cannot load /nonexistent/libnvidia-ml.so.1.*--source sim" "$work/nodriver.err" \
+  || fail "no-driver message: $(cat "$work/nodriver.err")"
+# version names the build and what NVML loading would find.
+"$GPULENS" version --nvml-library /nonexistent/libnvidia-ml.so.1 > "$work/version.txt"
+for want in '^gpulens [0-9]' '^commit: [0-9a-f]' '^build: .*, GNU [0-9]' \
+            '^nvml: cannot load /nonexistent/libnvidia-ml.so.1: ' '^cuda: '; do
+  grep -q "$want" "$work/version.txt" || fail "version lacks $want: $(cat "$work/version.txt")"
+done
 port=$(free_port)
-start_agent fallback "$port" --interval 100ms --nvml-library /nonexistent/libnvidia-ml.so.1 --scenario power-cap
+start_agent fallback "$port" --interval 100ms --source sim --scenario power-cap
 fallback_pid=${STACK_PIDS[-1]}
 grep -q "SIMULATOR" "$work/agent-fallback.log" || fail "no simulator notice on stderr: $(cat "$work/agent-fallback.log")"
 curl -sf "http://127.0.0.1:$port/metrics" | grep '^gpulens_simulated{scenario="power-cap"} 1$' >/dev/null \
@@ -95,7 +105,7 @@ printf 'interval: [1s\n' > "$work/syntax.yaml"
 expect_usage "YAML syntax" "$GPULENS" serve --config "$work/syntax.yaml"
 grep -q "syntax.yaml:" "$work/err" || fail "syntax error does not name the file"
 printf 'name: broken\nphases:\n  - duration: 1m\n    workload: {duty: 7}\n' > "$work/scenario.yaml"
-set +e; "$GPULENS" serve --source sim --scenario "$work/scenario.yaml" --listen 127.0.0.1:0 2>"$work/err"; rc=$?; set -e
+set +e; "$GPULENS" serve --source sim --scenario "$work/scenario.yaml" --listen 127.0.0.1:1 2>"$work/err"; rc=$?; set -e
 [[ $rc -ne 0 ]] || fail "malformed scenario accepted"
 grep -q "scenario.yaml:4:.*duty: 7 is out of range" "$work/err" || fail "scenario error text: $(cat "$work/err")"
 printf 'sources: [sim]\nsource:\n  sim: {scenario: power-cap}\n' > "$work/good.yaml"

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # The README's metric reference is exactly what `gpulens catalog` prints, and
-# every shipped scenario is listed in the README's scenario table.
+# every shipped scenario is listed in the README's scenario table, and
+# docs/config.md's key table is exactly what `gpulens check-config --keys` prints.
 set -euo pipefail
 GPULENS=$1
 ROOT=$2
 "$GPULENS" catalog > "${TMPDIR:-/tmp}/catalog.$$"
-trap 'rm -f "${TMPDIR:-/tmp}/catalog.$$"' EXIT
+"$GPULENS" check-config --keys > "${TMPDIR:-/tmp}/keys.$$"
+trap 'rm -f "${TMPDIR:-/tmp}/catalog.$$" "${TMPDIR:-/tmp}/keys.$$"' EXIT
+if ! python3 -c 'import sys; sys.exit(open(sys.argv[2]).read() not in open(sys.argv[1]).read())' \
+    "$ROOT/docs/config.md" "${TMPDIR:-/tmp}/keys.$$"; then
+  echo "docs/config.md's key table differs from \`gpulens check-config --keys\`: paste its output there" >&2
+  exit 1
+fi
 python3 - "$ROOT/README.md" "${TMPDIR:-/tmp}/catalog.$$" "$ROOT/scenarios" <<'PY'
 import os, sys
 readme, catalog, scenarios = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3]

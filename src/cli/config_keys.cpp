@@ -1,0 +1,266 @@
+// THE declaration of every configuration key: name, type, range, default,
+// help, and the flag that sets it too. The validator (config.cpp), the
+// effective configuration of `check-config`, the key reference in
+// docs/config.md (`gpulens check-config --keys`) and its docs test all read
+// this table; nothing else declares a key.
+//
+// Adding a key is one row here (plus its field in AgentConfig or the option
+// struct it belongs to):
+//
+//   key("remote_write.timeout", KeyType::kDuration, FIELD(remote_write.timeout_ms),
+//       "per request: connect, send and response together", {.min = 100, .max = 600'000}),
+//
+// FIELD(member) names the AgentConfig member the value lands in; its C++
+// type must match the key type: std::string for text/path/choice/url/listen,
+// int64_t (milliseconds) for durations, int64_t or uint64_t for integers,
+// double for numbers and ratios, bool, std::vector<std::string> for lists.
+// The default is whatever AgentConfig{} holds; the validator checks the
+// value against the type and Bounds before `set` sees it. Then paste the
+// output of `gpulens check-config --keys` into docs/config.md (the docs test
+// fails until the two agree). Keys of `diagnose:` and `rules:` come from their own tables
+// (src/diagnose/thresholds.cpp, src/rules/options.cpp) and are appended here.
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "cli/config.h"
+#include "sources/registry.h"
+#include "util/duration.h"
+
+namespace gpulens::cli {
+namespace {
+
+using Accessor = std::variant<std::string& (*)(AgentConfig&), int64_t& (*)(AgentConfig&),
+                              uint64_t& (*)(AgentConfig&), double& (*)(AgentConfig&), bool& (*)(AgentConfig&),
+                              std::vector<std::string>& (*)(AgentConfig&)>;
+
+#define FIELD(member) (+[](AgentConfig& c) -> decltype(auto) { return (c.member); })
+
+struct Bounds {
+  double min = 0, max = 0;
+  std::string choices = "";
+  const char* flag = "";
+};
+
+std::string number_text(double v) {
+  std::string s = std::to_string(v);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+// The value in `text` was checked by the validator for `type`; store it.
+ConfigKey key(std::string name, KeyType type, Accessor field, std::string help, Bounds b = {}) {
+  ConfigKey k{.key = std::move(name), .type = type, .help = std::move(help), .min = b.min, .max = b.max,
+              .choices = b.choices, .flag = b.flag, .set = {}, .show = {}};
+  k.set = [field, type](AgentConfig& c, const std::string& text) -> Status {
+    return std::visit(
+        [&](auto get) -> Status {
+          auto& dst = get(c);
+          using T = std::decay_t<decltype(dst)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            dst = text;
+          } else if constexpr (std::is_same_v<T, bool>) {
+            dst = text == "true";
+          } else if constexpr (std::is_same_v<T, double>) {
+            dst = std::stod(text);
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            dst.clear();
+            size_t start = 0;
+            while (start <= text.size()) {
+              size_t comma = text.find(',', start);
+              if (comma == std::string::npos) comma = text.size();
+              if (comma > start) dst.push_back(text.substr(start, comma - start));
+              start = comma + 1;
+            }
+          } else if (type == KeyType::kDuration) {
+            auto ms = parse_duration_ms(text);
+            if (!ms) return ms.status();
+            dst = static_cast<T>(*ms);
+          } else {
+            dst = static_cast<T>(std::stod(text));
+          }
+          return Status::ok();
+        },
+        field);
+  };
+  k.show = [field, type](const AgentConfig& cc) -> std::string {
+    AgentConfig& c = const_cast<AgentConfig&>(cc);  // accessors only read here
+    return std::visit(
+        [&](auto get) -> std::string {
+          const auto& v = get(c);
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            return v;
+          } else if constexpr (std::is_same_v<T, bool>) {
+            return v ? "true" : "false";
+          } else if constexpr (std::is_same_v<T, double>) {
+            return number_text(v);
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            std::string out;
+            for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+            return out;
+          } else if (type == KeyType::kDuration) {
+            return format_duration(static_cast<int64_t>(v));
+          } else {
+            return std::to_string(v);
+          }
+        },
+        field);
+  };
+  return k;
+}
+
+constexpr double kHour = 3600e3;
+
+std::string source_names() {
+  std::string names;
+  for (const auto& e : source_entries()) names += (names.empty() ? "" : ",") + std::string(e.name);
+  return names;
+}
+
+std::vector<ConfigKey> agent_keys() {
+  using enum KeyType;
+  return {
+      key("listen", kListen, FIELD(listen), "HOST:PORT the agent serves /metrics and the API on; 0.0.0.0:9400 for all",
+          {.flag = "--listen"}),
+      key("interval", kDuration, FIELD(interval_ms), "sampling interval", {.min = 100, .max = kHour, .flag = "--interval"}),
+      key("history", kDuration, FIELD(history_ms), "how much history to keep in memory (for diagnosis)",
+          {.min = 1000, .max = 30 * 24 * kHour, .flag = "--history"}),
+      key("sources", kList, FIELD(sources), "sources to run; without a GPU ask for the simulator with [sim]",
+          {.choices = source_names(), .flag = "--source"}),
+      key("dcgm_names", kBool, FIELD(dcgm_names), "also export dcgm-exporter's DCGM_FI_* names and labels",
+          {.flag = "--dcgm-names"}),
+      key("log.level", kChoice, FIELD(log.level), "least severe log line written to stderr",
+          {.choices = "debug,info,warn,error", .flag = "--log-level"}),
+      key("log.format", kChoice, FIELD(log.format), "text (one line per event) or json (one object per line)",
+          {.choices = "text,json", .flag = "--log-format"}),
+      key("source.sim.scenario", kText, FIELD(source.sim.scenario), "simulator scenario: a name in scenarios/ or a YAML file",
+          {.flag = "--scenario"}),
+      key("source.sim.scenario_dir", kPath, FIELD(source.sim.scenario_dir),
+          "where scenario names are looked up (empty: the installed scenarios/)"),
+      key("source.sim.seed", kInteger, FIELD(source.sim.seed), "simulator noise seed", {.min = 0, .max = 1e15, .flag = "--seed"}),
+      key("source.sim.speed", kNumber, FIELD(source.sim.speed), "scenario seconds per wall-clock second",
+          {.min = 0.01, .max = 1e4}),
+      key("source.host.proc_root", kPath, FIELD(source.host.proc_root), "procfs root", {.flag = "--proc-root"}),
+      key("source.host.sys_root", kPath, FIELD(source.host.sys_root), "sysfs root", {.flag = "--sys-root"}),
+      key("source.nvml.library", kPath, FIELD(source.nvml.library), "NVML library opened with dlopen",
+          {.flag = "--nvml-library"}),
+      key("source.nvml.proc_root", kPath, FIELD(source.nvml.proc_root), "procfs root for process -> pod attribution"),
+      key("source.nvml.sys_root", kPath, FIELD(source.nvml.sys_root), "sysfs root for the NUMA node fallback"),
+      key("source.nvml.kubelet_root", kPath, FIELD(source.nvml.kubelet_root), "kubelet root for pod and container names"),
+      key("source.nvml.calibration", kPath, FIELD(source.nvml.calibration_file),
+          "measured PCIe/NVLink peaks (JSON); empty: nominal peaks"),
+      key("source.nvml.call_deadline", kDuration, FIELD(source.nvml.call_deadline_ms),
+          "a collection slower than this is reported", {.min = 10, .max = 600e3}),
+      key("remote_write.url", kUrl, FIELD(remote_write.url), "push every sample to this remote_write receiver (empty: off)",
+          {.choices = "http", .flag = "--remote-write"}),
+      key("remote_write.interval", kDuration, FIELD(remote_write.interval_ms),
+          "how often live values are queued; 0s: the sampling interval", {.min = 0, .max = kHour}),
+      key("remote_write.job", kText, FIELD(remote_write.job), "job label added to every pushed series (with instance)"),
+      key("remote_write.queue_max_samples", kInteger, FIELD(remote_write.queue_max_samples),
+          "queue capacity in samples; the oldest are dropped when full", {.min = 1000, .max = 1e9}),
+      key("remote_write.max_samples_per_send", kInteger, FIELD(remote_write.max_samples_per_send), "samples per request",
+          {.min = 1, .max = 1e6}),
+      key("remote_write.timeout", kDuration, FIELD(remote_write.timeout_ms),
+          "per request: connect, send and response together", {.min = 100, .max = 600e3}),
+      key("remote_write.min_backoff", kDuration, FIELD(remote_write.min_backoff_ms), "first retry delay; doubles",
+          {.min = 1, .max = 600e3}),
+      key("remote_write.max_backoff", kDuration, FIELD(remote_write.max_backoff_ms), "longest retry delay",
+          {.min = 1, .max = 600e3}),
+      key("remote_write.flush_timeout", kDuration, FIELD(remote_write.flush_timeout_ms),
+          "on shutdown, how long queued samples are still sent", {.min = 0, .max = 600e3}),
+  };
+}
+
+std::vector<ConfigKey> diagnose_keys() {
+  std::vector<ConfigKey> out;
+  for (const diagnose::ThresholdKey& t : diagnose::threshold_keys()) {
+    ConfigKey k{.key = std::string("diagnose.") + t.name,
+                .type = t.kind == diagnose::ThresholdKind::kRatio    ? KeyType::kRatio
+                        : t.kind == diagnose::ThresholdKind::kNumber ? KeyType::kNumber
+                                                                     : KeyType::kDuration,
+                .help = t.help, .min = 0, .max = t.kind == diagnose::ThresholdKind::kNumber ? 1e15 : 0,
+                .choices = "", .flag = "", .set = {}, .show = {}};
+    if (k.type == KeyType::kDuration) k.max = 30 * 24 * kHour;
+    auto member = t.member;
+    k.set = [member](AgentConfig& c, const std::string& text) -> Status {
+      if (auto* d = std::get_if<double diagnose::Thresholds::*>(&member)) {
+        c.diagnose.**d = std::stod(text);
+        return Status::ok();
+      }
+      auto ms = parse_duration_ms(text);
+      if (!ms) return ms.status();
+      c.diagnose.*std::get<int64_t diagnose::Thresholds::*>(member) = *ms;
+      return Status::ok();
+    };
+    k.show = [member](const AgentConfig& c) -> std::string {
+      if (auto* d = std::get_if<double diagnose::Thresholds::*>(&member)) return number_text(c.diagnose.**d);
+      return format_duration(c.diagnose.*std::get<int64_t diagnose::Thresholds::*>(member));
+    };
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+std::vector<ConfigKey> rules_keys() {
+  std::vector<ConfigKey> out;
+  auto text_key = [&](const std::string& name, KeyType type, std::string help,
+                      std::string (*show)(const rules::RuleOptions&)) {
+    ConfigKey k{.key = "rules." + name, .type = type, .help = std::move(help), .min = 0, .max = 0,
+                .choices = "", .flag = "", .set = {}, .show = {}};
+    if (type == KeyType::kDuration) k.max = 24 * kHour;
+    k.set = [name](AgentConfig& c, const std::string& text) { return c.rules.set(name, text); };
+    k.show = [show](const AgentConfig& c) { return show(c.rules); };
+    out.push_back(std::move(k));
+  };
+  text_key("job", KeyType::kText, "scrape job of the agent (GpulensAgentDown)", [](const rules::RuleOptions& o) { return o.job; });
+  text_key("runbook_base", KeyType::kText, "base URL of the runbook links",
+           [](const rules::RuleOptions& o) { return o.runbook_base; });
+  text_key("latency_metric", KeyType::kText, "histogram base name of serving latency",
+           [](const rules::RuleOptions& o) { return o.latency_metric; });
+  text_key("latency_join", KeyType::kText, "label(s) joining GPUs to latency, comma-separated",
+           [](const rules::RuleOptions& o) { return o.latency_join; });
+  text_key("evaluation_interval", KeyType::kDuration, "rule group interval; 0s: Prometheus' global one",
+           [](const rules::RuleOptions& o) { return format_duration(o.evaluation_interval_ms); });
+  for (const rules::Param& p : rules::RuleOptions::defaults().params) {
+    ConfigKey k{.key = "rules." + p.key,
+                .type = p.kind == rules::ParamKind::kRatio    ? KeyType::kRatio
+                        : p.kind == rules::ParamKind::kNumber ? KeyType::kNumber
+                                                              : KeyType::kDuration,
+                .help = p.help, .min = 0, .max = 0, .choices = "", .flag = "", .set = {}, .show = {}};
+    k.max = k.type == KeyType::kDuration ? 24 * kHour : k.type == KeyType::kNumber ? 1e15 : 0;
+    const std::string name = p.key;
+    const bool duration = k.type == KeyType::kDuration;
+    k.set = [name](AgentConfig& c, const std::string& text) { return c.rules.set(name, text); };
+    k.show = [name, duration](const AgentConfig& c) {
+      const double v = c.rules.number(name);
+      return duration ? format_duration(static_cast<int64_t>(v)) : number_text(v);
+    };
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<ConfigKey>& config_keys() {
+  static const std::vector<ConfigKey> keys = [] {
+    std::vector<ConfigKey> all = agent_keys();
+    for (auto& k : diagnose_keys()) all.push_back(std::move(k));
+    for (auto& k : rules_keys()) all.push_back(std::move(k));
+    return all;
+  }();
+  return keys;
+}
+
+const ConfigKey* find_key(const std::string& name) {
+  for (const auto& k : config_keys()) {
+    if (k.key == name) return &k;
+  }
+  return nullptr;
+}
+
+}  // namespace gpulens::cli

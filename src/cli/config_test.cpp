@@ -1,0 +1,121 @@
+// The one validator: every key of the file is checked for its type and
+// bounds with file:line:column, flags get the same checks, and the
+// effective configuration shows every key.
+#include "cli/config.h"
+
+#include <gtest/gtest.h>
+
+namespace gpulens::cli {
+namespace {
+
+std::string error_of(const std::string& yaml) {
+  auto c = parse_config(yaml, "t.yaml");
+  return c ? std::string("(accepted)") : c.status().message();
+}
+
+TEST(Config, UnknownKeysAnywhereNameFileLineColumn) {
+  EXPECT_EQ(error_of("interval: 1s\nsourcez: [sim]\n").rfind("t.yaml:2:1: config: unknown key \"sourcez\"", 0), 0u);
+  EXPECT_NE(error_of("diagnose: {pcie_utl: 0.8}\n").find("t.yaml:1:12: diagnose: unknown key \"pcie_utl\""),
+            std::string::npos);
+  EXPECT_NE(error_of("rules:\n  gpu_util_low: {threshhold: 0.2}\n")
+                .find("t.yaml:2:18: rules.gpu_util_low: unknown key \"threshhold\" (known: threshold, for)"),
+            std::string::npos);
+  EXPECT_NE(error_of("source:\n  nvml: {calibration_file: x}\n").find("unknown key \"calibration_file\""),
+            std::string::npos);
+  EXPECT_NE(error_of("listen: a:1\nlisten: b:2\n").find("appears twice"), std::string::npos);
+}
+
+TEST(Config, ValuesAreCheckedForTheirType) {
+  EXPECT_NE(error_of("rules: {gpu_util_low: {threshold: hot}}").find("\"hot\" is not a number"), std::string::npos);
+  EXPECT_NE(error_of("diagnose: {pcie_util: 80}").find("80 is not a ratio in 0..1"), std::string::npos);
+  EXPECT_NE(error_of("diagnose: {temperature_celsius: 85, pcie_for: soon}").find("diagnose.pcie_for"),
+            std::string::npos);
+  EXPECT_NE(error_of("listen: 9400").find("needs HOST:PORT"), std::string::npos);
+  EXPECT_NE(error_of("listen: 0.0.0.0:99999").find("port 99999 is out of range 1..65535"), std::string::npos);
+  EXPECT_NE(error_of("listen: :9400").find("no host"), std::string::npos);
+  EXPECT_NE(error_of("remote_write: {url: \"https://vm:8428/api/v1/write\"}").find("scheme https:// is not supported"),
+            std::string::npos);
+  EXPECT_NE(error_of("remote_write: {url: vm:8428/api/v1/write}").find("is not a URL"), std::string::npos);
+  EXPECT_NE(error_of("interval: 10ms").find("interval: 10ms is out of range 100ms..1h"), std::string::npos);
+  EXPECT_NE(error_of("dcgm_names: maybe").find("expected true or false"), std::string::npos);
+  EXPECT_NE(error_of("sources: [nvml, gpu]").find("unknown \"gpu\""), std::string::npos);
+  EXPECT_NE(error_of("source: {sim: {seed: 1.5}}").find("not a whole number"), std::string::npos);
+  EXPECT_NE(error_of("log: {format: xml}").find("\"xml\" is not one of text,json"), std::string::npos);
+  EXPECT_NE(error_of("source: [a]").find("source: expected a mapping"), std::string::npos);
+}
+
+TEST(Config, ValidFileLandsInTheStruct) {
+  auto c = parse_config(
+      "listen: \"[::1]:9500\"\ninterval: 100ms\nsources: [sim]\nsource: {nvml: {calibration: /etc/c.json}}\n"
+      "remote_write: {url: http://vm:8428/api/v1/write, interval: 15s, job: gpu-nodes, timeout: 2s}\n"
+      "diagnose: {pcie_util: 0.7, pcie_for: 5m}\nrules: {job: g, gpu_util_low: {threshold: 0.3, for: 30m}}\n",
+      "t.yaml");
+  ASSERT_TRUE(c) << c.status().message();
+  EXPECT_EQ(c->listen, "[::1]:9500");
+  EXPECT_EQ(c->interval_ms, 100);
+  EXPECT_EQ(c->sources, std::vector<std::string>{"sim"});
+  EXPECT_EQ(c->source.nvml.calibration_file, "/etc/c.json");
+  EXPECT_EQ(c->remote_write.interval_ms, 15000);
+  EXPECT_EQ(c->remote_write.job, "gpu-nodes");
+  EXPECT_EQ(c->remote_write.timeout_ms, 2000);
+  EXPECT_DOUBLE_EQ(c->diagnose.pcie_util, 0.7);
+  EXPECT_EQ(c->diagnose.pcie_for_ms, 300000);
+  EXPECT_EQ(c->rules.job, "g");
+  EXPECT_DOUBLE_EQ(c->rules.number("gpu_util_low.threshold"), 0.3);
+  EXPECT_EQ(c->rules.duration_ms("gpu_util_low.for"), 1'800'000);
+}
+
+TEST(Config, EffectiveConfigurationShowsEveryKeyAndReadsBack) {
+  auto c = parse_config("source: {nvml: {calibration: /etc/c.json}}\nremote_write: {interval: 15s}\n"
+                        "diagnose: {fragmentation: 0.6}\nrules: {gpu_util_low: {for: 30m}}\n",
+                        "t.yaml");
+  ASSERT_TRUE(c);
+  const std::string yaml = to_yaml(*c);
+  EXPECT_NE(yaml.find("sources: [nvml, host]"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("    calibration: /etc/c.json"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("remote_write:\n  url: \"\"\n  interval: 15s"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("diagnose:\n"), std::string::npos);
+  EXPECT_NE(yaml.find("  fragmentation: 0.6\n"), std::string::npos);
+  EXPECT_NE(yaml.find("rules:\n"), std::string::npos);
+  EXPECT_NE(yaml.find("  gpu_util_low:\n    threshold: 0.2\n    for: 30m\n"), std::string::npos) << yaml;
+  for (const auto& k : config_keys()) {
+    EXPECT_NE(yaml.find(k.key.substr(k.key.rfind('.') + 1) + ":"), std::string::npos) << k.key;
+  }
+  // What check-config prints is itself a valid file meaning the same.
+  auto again = parse_config(yaml, "effective.yaml");
+  ASSERT_TRUE(again) << again.status().message();
+  EXPECT_EQ(to_yaml(*again), yaml);
+}
+
+TEST(Config, FlagsGetTheSameChecks) {
+  AgentConfig c;
+  EXPECT_EQ(set_key(c, "listen", "0.0.0.0:99999", "--listen").message(),
+            "--listen: \"0.0.0.0:99999\": port 99999 is out of range 1..65535");
+  EXPECT_FALSE(set_key(c, "interval", "10ms", "--interval"));
+  EXPECT_TRUE(set_key(c, "interval", "100ms", "--interval"));
+  EXPECT_EQ(c.interval_ms, 100);
+  EXPECT_TRUE(set_key(c, "sources", "sim,host"));
+  EXPECT_EQ(c.sources, (std::vector<std::string>{"sim", "host"}));
+}
+
+TEST(Config, CrossKeyChecks) {
+  auto c = parse_config("sources: [sim]\nsource: {sim: {scenario: no-such-scenario}}\n", "t.yaml");
+  ASSERT_TRUE(c);
+  auto problems = validate(*c);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("no-such-scenario"), std::string::npos);
+  c = parse_config("interval: 10s\nhistory: 5s\n", "t.yaml");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(validate(*c).size(), 1u);
+}
+
+TEST(Config, EveryKeyHasHelpAndAKeysTableRow) {
+  const std::string table = keys_markdown();
+  for (const auto& k : config_keys()) {
+    EXPECT_FALSE(k.help.empty()) << k.key;
+    EXPECT_NE(table.find("| `" + k.key + "` |"), std::string::npos) << k.key;
+  }
+}
+
+}  // namespace
+}  // namespace gpulens::cli
