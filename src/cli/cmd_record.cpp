@@ -3,91 +3,260 @@
 // the format `promtool tsdb create-blocks-from openmetrics` and
 // `gpulens diagnose --replay` read.
 //
-// With the simulator the clock is virtual: a 24 h recording is written in
-// seconds, ending now. With real sources it samples in real time.
-#include <CLI/CLI.hpp>
+// Three ways to get the samples:
+//   - local sources in real time (the default with a GPU): one sample per
+//     interval, written to disk as it is taken (see export/recording.h);
+//     SIGINT, SIGTERM or SIGHUP end the recording early with a valid file;
+//   - the simulator on a virtual clock (the default without one): the whole
+//     duration of scenario time, ending now, computed at once — announced
+//     on stderr, since `--duration 30m` then takes a second; --realtime
+//     samples it at the wall clock's pace instead;
+//   - --url: a running agent's in-memory history, read page by page from its
+//     /api/v1/export (no new sampling).
+// A progress line goes to stderr when it is a terminal, nothing otherwise.
+#include <signal.h>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <simdjson.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <thread>
 
 #include "cli/command.h"
 #include "cli/setup.h"
 #include "export/exposition.h"
+#include "export/recording.h"
 #include "util/duration.h"
+#include "util/http_client.h"
 
 namespace gpulens::cli {
 namespace {
 
-struct Point {
-  int64_t t_ms;
-  double v;
+// Stop signals are blocked and waited for, so a signal can only end the
+// loop between samples and the file is always completed.
+class StopSignals {
+ public:
+  StopSignals() {
+    sigemptyset(&set_);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, s);
+    sigprocmask(SIG_BLOCK, &set_, &old_);
+  }
+  ~StopSignals() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
+  // Waits up to `ms` for a stop signal; returns it, or 0.
+  int wait(int64_t ms) {
+    if (received_) return received_;
+    timespec ts{static_cast<time_t>(std::max<int64_t>(ms, 0) / 1000), static_cast<long>(std::max<int64_t>(ms, 0) % 1000 * 1'000'000)};
+    const int s = sigtimedwait(&set_, nullptr, &ts);
+    if (s > 0) received_ = s;
+    return received_;
+  }
+  int received() const { return received_; }
+
+ private:
+  sigset_t set_{}, old_{};
+  int received_ = 0;
 };
 
-// Writes all buffered points family by family (OpenMetrics forbids
-// interleaving families), each series in time order.
-void write_openmetrics(std::ostream& out, const SeriesRegistry& reg, const std::vector<std::vector<Point>>& points) {
-  std::string buf;
-  for (const FieldDef& f : catalog()) {
-    if (!f.native) continue;
-    bool any = false;
-    for (uint32_t s : reg.slots_of(f.id)) any |= s < points.size() && !points[s].empty();
-    if (!any) continue;
-    const std::string_view fam = family_name(f, true);
-    append_family_header(buf, fam, type_name(f.type), f.help, true);
-    auto sample = [&](std::string_view suffix, std::string_view labels, const Point& p) {
-      buf += f.name;
-      buf += suffix;
-      if (!labels.empty()) {
-        buf += '{';
-        buf += labels;
-        buf += '}';
-      }
-      buf += ' ';
-      append_value(buf, p.v);
-      append_timestamp(buf, p.t_ms);
-      buf += '\n';
-    };
-    if (f.type == MetricType::kHistogram) {
-      // One metric point per timestamp: buckets, then sum and count.
-      const auto& slots = reg.slots_of(f.id);
-      const std::vector<Point>* count = nullptr;
-      for (uint32_t s : slots) {
-        if (reg.series(s).extra == "count" && s < points.size()) count = &points[s];
-      }
-      if (!count) continue;
-      for (size_t i = 0; i < count->size(); ++i) {
-        const int64_t t = (*count)[i].t_ms;
-        auto at = [&](uint32_t s) -> const Point* {
-          if (s >= points.size()) return nullptr;
-          if (i < points[s].size() && points[s][i].t_ms == t) return &points[s][i];  // the usual case
-          for (const auto& p : points[s]) {
-            if (p.t_ms == t) return &p;
-          }
-          return nullptr;
-        };
-        for (uint32_t s : slots) {
-          const auto& extra = reg.series(s).extra;
-          if (extra == "sum" || extra == "count") continue;
-          if (const Point* p = at(s)) sample("_bucket", reg.series(s).labels, *p);
-        }
-        for (uint32_t s : slots) {
-          if (reg.series(s).extra == "sum") {
-            if (const Point* p = at(s)) sample("_sum", "", *p);
-          }
-        }
-        sample("_count", "", (*count)[i]);
-      }
-    } else {
-      for (uint32_t s : reg.slots_of(f.id)) {
-        if (s >= points.size()) continue;
-        for (const auto& p : points[s]) sample("", reg.series(s).labels, p);
-      }
-    }
-    out << buf;
-    buf.clear();
+// "\r12s of 10m, 8412 samples, 0.2 MiB" on a terminal, at most once a second.
+class Progress {
+ public:
+  explicit Progress(int64_t total_ms) : total_ms_(total_ms), tty_(isatty(STDERR_FILENO) == 1) {}
+  void update(int64_t done_ms, uint64_t samples, uint64_t bytes) {
+    if (!tty_) return;
+    const int64_t now = wall_ms();
+    if (now - last_ms_ < 1000 && done_ms < total_ms_) return;
+    last_ms_ = now;
+    std::fprintf(stderr, "\rgpulens record: %s of %s, %llu samples, %.1f MiB   ", format_duration(done_ms / 1000 * 1000).c_str(),
+                 format_duration(total_ms_).c_str(), static_cast<unsigned long long>(samples), static_cast<double>(bytes) / (1 << 20));
+    shown_ = true;
   }
-  out << "# EOF\n";
+  void done() {
+    if (shown_) std::fputc('\n', stderr);
+    shown_ = false;
+  }
+
+ private:
+  int64_t total_ms_;
+  bool tty_;
+  bool shown_ = false;
+  int64_t last_ms_ = 0;
+};
+
+std::string spool_dir(const std::string& out_path) {
+  if (out_path == "-") {
+    const char* tmp = std::getenv("TMPDIR");
+    return tmp && *tmp ? tmp : "/tmp";
+  }
+  const size_t slash = out_path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : out_path.substr(0, slash);
+}
+
+// Samples the local sources into `w` until the duration or a stop signal.
+Status record_local(Agent& a, RecordingWriter& w, int64_t duration_ms, int64_t interval_ms, bool virtual_clock,
+                    StopSignals& signals, Progress& progress, int64_t& steps_done) {
+  std::vector<int64_t> ids;  // recording series per slot, -1 when not declared yet
+  const int64_t steps = duration_ms / interval_ms + 1;
+  const int64_t end = wall_ms() / 1000 * 1000;
+  const int64_t start = virtual_clock ? end - (steps - 1) * interval_ms : wall_ms();
+  for (const FieldDef& f : catalog()) {
+    if (f.native) w.family(family_name(f, true), type_name(f.type), f.help);
+  }
+  for (int64_t i = 0; i < steps; ++i) {
+    int64_t t = start + i * interval_ms;
+    if (!virtual_clock) {
+      if (signals.wait(t - wall_ms())) break;
+      t = wall_ms();
+    } else if (i % 256 == 0 && signals.wait(0)) {
+      break;
+    }
+    a.collect_once(t);
+    std::scoped_lock lock(a.registry().mutex(), a.live().mutex());
+    const auto& live = a.live();
+    const auto& reg = a.registry();
+    if (ids.size() < live.size()) ids.resize(live.size(), -1);
+    for (uint32_t s = 0; s < live.size(); ++s) {
+      if (!live.present(s) || live.time_ms(s) != t) continue;
+      if (ids[s] < 0) {
+        const FieldDef& f = field(reg.series(s).field);
+        if (!f.native) continue;
+        const uint32_t fam = w.family(family_name(f, true), type_name(f.type), f.help);
+        for (uint32_t slot : recording_slots(reg, f)) {
+          if (slot < ids.size() && ids[slot] < 0) ids[slot] = w.series(fam, recording_series_text(reg, slot));
+        }
+        if (ids[s] < 0) continue;
+      }
+      if (Status st = w.add(static_cast<uint32_t>(ids[s]), t, live.value(s)); !st) return st;
+    }
+    steps_done = i + 1;
+    progress.update(i * interval_ms, w.samples(), w.spool_bytes());
+  }
+  return Status::ok();
+}
+
+// Finds the end of a sample's series text (name and label set).
+size_t series_end(std::string_view line) {
+  size_t p = 0;
+  while (p < line.size() && line[p] != '{' && line[p] != ' ') ++p;
+  if (p < line.size() && line[p] == '{') {
+    bool quoted = false;
+    for (++p; p < line.size(); ++p) {
+      if (quoted && line[p] == '\\') { ++p; continue; }
+      if (line[p] == '"') quoted = !quoted;
+      if (!quoted && line[p] == '}') return p + 1;
+    }
+    return std::string_view::npos;
+  }
+  return p;
+}
+
+// Adds one page of the agent's /api/v1/export (OpenMetrics with timestamps)
+// to `w`. `newest` receives the newest timestamp seen.
+Status ingest_page(std::string_view body, RecordingWriter& w, int64_t& newest, uint64_t& added) {
+  std::string type, help;
+  std::string_view family_name_seen;
+  int64_t family = -1;
+  size_t line_no = 0;
+  while (!body.empty()) {
+    const size_t nl = body.find('\n');
+    std::string_view line = body.substr(0, nl);
+    body = nl == body.npos ? std::string_view{} : body.substr(nl + 1);
+    ++line_no;
+    if (line.empty()) continue;
+    auto bad = [&](std::string_view what) {
+      return invalid_argument("the agent's /api/v1/export, line " + std::to_string(line_no) + ": " + std::string(what));
+    };
+    if (line.starts_with("# TYPE ")) {
+      std::string_view rest = line.substr(7);
+      const size_t sp = rest.find(' ');
+      if (sp == rest.npos) return bad("TYPE without a type");
+      family_name_seen = rest.substr(0, sp);
+      type = std::string(rest.substr(sp + 1));
+      help.clear();
+      family = -1;
+      continue;
+    }
+    if (line.starts_with("# HELP ")) {
+      std::string_view rest = line.substr(7);
+      const size_t sp = rest.find(' ');
+      help = sp == rest.npos ? "" : std::string(rest.substr(sp + 1));
+      continue;
+    }
+    if (line == "# EOF" || line[0] == '#') continue;
+    if (family_name_seen.empty()) return bad("a sample before any # TYPE");
+    if (family < 0) family = w.family(family_name_seen, type, help);
+    const size_t end = series_end(line);
+    if (end == std::string_view::npos || end >= line.size()) return bad("a sample without a value");
+    std::string_view rest = line.substr(end + 1);
+    const size_t sp = rest.find(' ');
+    if (sp == rest.npos) return bad("a sample without a timestamp");
+    double value = 0, ts = 0;
+    const std::string_view v = rest.substr(0, sp), tsv = rest.substr(sp + 1);
+    if (v == "NaN") value = std::nan("");
+    else if (v == "+Inf") value = INFINITY;
+    else if (v == "-Inf") value = -INFINITY;
+    else if (auto r = std::from_chars(v.data(), v.data() + v.size(), value); r.ec != std::errc()) return bad("a bad value");
+    if (auto r = std::from_chars(tsv.data(), tsv.data() + tsv.size(), ts); r.ec != std::errc() || !(std::abs(ts) < 1e11)) {
+      return bad("a bad timestamp");
+    }
+    const int64_t t_ms = std::llround(ts * 1000);
+    if (Status s = w.add(w.series(static_cast<uint32_t>(family), line.substr(0, end)), t_ms, value); !s) return s;
+    newest = std::max(newest, t_ms);
+    ++added;
+  }
+  return Status::ok();
+}
+
+std::string agent_base(std::string url) {
+  if (url.find("://") == std::string::npos) url = "http://" + url;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  for (std::string_view tail : {"/metrics", "/api/v1/current"}) {
+    if (url.ends_with(tail)) url.resize(url.size() - tail.size());
+  }
+  return url;
+}
+
+// Reads the agent's history of the last `duration_ms` (its clock) into `w`.
+Status record_url(const std::string& url, RecordingWriter& w, int64_t duration_ms, StopSignals& signals,
+                  Progress& progress, bool& simulated) {
+  HttpClient client({.timeout_ms = 10000, .max_body_bytes = 64u << 20});
+  auto cur = client.get(url + "/api/v1/current");
+  if (!cur) return unavailable(url + ": " + cur.status().message());
+  if (cur->status != 200) return unavailable(url + "/api/v1/current answered " + std::to_string(cur->status));
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  std::string_view time_text;
+  if (parser.parse(cur->body).get(doc) || doc["time"].get_string().get(time_text)) {
+    return unavailable(url + "/api/v1/current: not a gpulens agent's answer (no \"time\")");
+  }
+  bool sim = false;
+  if (!doc["simulated"].get_bool().get(sim)) simulated = sim;
+  int64_t now_s = 0;
+  std::from_chars(time_text.data(), time_text.data() + time_text.size(), now_s);
+  const int64_t to = now_s * 1000 + 999;
+  int64_t from = to - duration_ms;
+  uint64_t total = 0;
+  while (from <= to) {
+    if (signals.wait(0)) break;
+    const std::string page = url + "/api/v1/export?from=" + std::to_string(from) + "&to=" + std::to_string(to);
+    auto r = client.get(page);
+    if (!r) return unavailable(url + ": " + r.status().message());
+    if (r->status == 404) return unavailable(url + " has no /api/v1/export (an older gpulens, or not a gpulens agent)");
+    if (r->status != 200) {
+      return unavailable(page + " answered " + std::to_string(r->status) + ": " + r->body.substr(0, 200));
+    }
+    int64_t newest = INT64_MIN;
+    uint64_t added = 0;
+    if (Status s = ingest_page(r->body, w, newest, added); !s) return s;
+    if (added == 0) break;
+    total += added;
+    from = newest + 1;
+    progress.update(std::min(duration_ms, newest - (to - duration_ms)), w.samples(), w.spool_bytes());
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -96,11 +265,12 @@ int run_record(int argc, char** argv) {
   CLI::App app{"Record the agent's series to an OpenMetrics file (timestamps on every sample, # EOF).",
                "gpulens record"};
   CommonFlags flags;
-  std::string duration = "10m", out_path = "-";
+  std::string duration = "10m", out_path = "-", url;
   bool realtime = false;
   flags.add_to(app);
-  app.add_option("--duration", duration, "how long to record (default 10m)");
+  app.add_option("--duration", duration, "how long to record; with --url, how much of the agent's history (default 10m)");
   app.add_option("-o,--out", out_path, "output file, - for stdout (default)");
+  app.add_option("--url", url, "export a running agent's in-memory history (http://HOST:PORT) instead of sampling");
   app.add_flag("--realtime", realtime, "sample the simulator in real time instead of a virtual clock");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
@@ -114,64 +284,73 @@ int run_record(int argc, char** argv) {
     std::cerr << "gpulens record: --duration: " << (dur ? "must be positive" : dur.status().message()) << "\n";
     return kExitUsage;
   }
-  AgentOptions options{.listen = "", .interval_ms = config->interval_ms, .history_ms = config->interval_ms,
-                       .dcgm_names = false, .scenario_label = ""};
-  auto agent = make_agent(*config, options, true);
-  if (!agent) {
-    std::cerr << "gpulens record: " << agent.status().message() << "\n";
+
+  RecordingWriter writer;
+  if (Status s = writer.open(spool_dir(out_path)); !s) {
+    std::cerr << "gpulens record: " << s.message() << "\n";
     return kExitFailure;
   }
-  Agent& a = **agent;
-  const bool virtual_clock = a.simulated() && !realtime;
-  const int64_t steps = *dur / config->interval_ms + 1;
-  if (virtual_clock && steps > 2'000'000) {
-    std::cerr << "gpulens record: " << steps << " samples per series is too many; raise --interval\n";
-    return kExitUsage;
-  }
-
-  std::vector<std::vector<Point>> points;
-  const int64_t end = wall_ms() / 1000 * 1000;
-  const int64_t start = virtual_clock ? end - (steps - 1) * config->interval_ms : wall_ms();
-  for (int64_t i = 0; i < steps; ++i) {
-    int64_t t = start + i * config->interval_ms;
-    if (!virtual_clock) {
-      const int64_t now = wall_ms();
-      if (t > now) std::this_thread::sleep_for(std::chrono::milliseconds(t - now));
-      t = wall_ms();
-    }
-    a.collect_once(t);
-    std::scoped_lock lock(a.registry().mutex(), a.live().mutex());
-    const auto& live = a.live();
-    if (points.size() < live.size()) points.resize(live.size());
-    for (uint32_t s = 0; s < live.size(); ++s) {
-      if (live.present(s) && live.time_ms(s) == t) points[s].push_back({t, live.value(s)});
-    }
-  }
-
+  // Opened before recording, so a bad path fails at once, not after an hour.
   std::ofstream file;
-  std::ostream* out = &std::cout;
   if (out_path != "-") {
     file.open(out_path, std::ios::binary | std::ios::trunc);
     if (!file) {
       std::cerr << "gpulens record: cannot write " << out_path << "\n";
       return kExitFailure;
     }
-    out = &file;
   }
-  {
-    std::lock_guard lock(a.registry().mutex());
-    write_openmetrics(*out, a.registry(), points);
+  StopSignals signals;
+  Progress progress(*dur);
+  std::string what;
+  Status status;
+  if (!url.empty()) {
+    url = agent_base(url);
+    bool simulated = false;
+    status = record_url(url, writer, *dur, signals, progress, simulated);
+    what = std::to_string(writer.samples()) + " samples of " + std::to_string(writer.series_count()) +
+           " series from the history of " + url + (simulated ? " (its data is simulated)" : "");
+  } else {
+    AgentOptions options{.listen = "", .interval_ms = config->interval_ms, .history_ms = config->interval_ms,
+                         .dcgm_names = false, .scenario_label = ""};
+    auto agent = make_agent(*config, options, true);
+    if (!agent) {
+      std::cerr << "gpulens record: " << agent.status().message() << "\n";
+      return kExitFailure;
+    }
+    Agent& a = **agent;
+    const bool virtual_clock = a.simulated() && !realtime;
+    const int64_t steps = *dur / config->interval_ms + 1;
+    if (virtual_clock && steps > 2'000'000) {
+      std::cerr << "gpulens record: " << steps << " samples per series is too many; raise --interval\n";
+      return kExitUsage;
+    }
+    if (virtual_clock) {
+      std::cerr << "gpulens record: the simulator runs on a virtual clock: " << format_duration(*dur)
+                << " of scenario time, ending now, are computed at once (--realtime samples at the wall clock's pace)\n";
+    }
+    int64_t done = 0;
+    status = record_local(a, writer, *dur, config->interval_ms, virtual_clock, signals, progress, done);
+    what = std::to_string(done) + " samples per series over " +
+           format_duration(std::max<int64_t>(0, done - 1) * config->interval_ms) +
+           (virtual_clock ? " (simulated, virtual clock)" : a.simulated() ? " (simulated)" : "");
   }
-  out->flush();
-  if (!*out) {
-    std::cerr << "gpulens record: write failed (" << out_path << ")\n";
+  progress.done();
+  if (!status) {
+    std::cerr << "gpulens record: " << status.message() << "\n";
+    if (writer.samples() == 0) return kExitFailure;
+    std::cerr << "gpulens record: writing the " << writer.samples() << " samples taken so far\n";
+  }
+  std::ostream& out = out_path == "-" ? std::cout : file;
+  if (Status s = writer.finish(out); !s) {
+    std::cerr << "gpulens record: " << s.message() << " (" << out_path << ")\n";
     return kExitFailure;
   }
-  if (out_path != "-") {
-    std::cerr << "gpulens: recorded " << steps << " samples per series over " << format_duration(*dur) << " to "
-              << out_path << (virtual_clock ? " (simulated, virtual clock)" : "") << "\n";
+  if (const int sig = signals.received()) {
+    std::cerr << "gpulens record: stopped by " << (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP")
+              << "; the file is complete up to that point\n";
   }
-  return kExitOk;
+  if (out_path != "-") std::cerr << "gpulens: recorded " << what << " to " << out_path << "\n";
+  return status ? kExitOk : kExitFailure;
 }
 
 }  // namespace gpulens::cli

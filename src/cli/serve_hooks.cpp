@@ -16,7 +16,7 @@ namespace gpulens::cli {
 namespace {
 
 constexpr int64_t kDiagnoseEveryMs = 15'000;
-constexpr int64_t kWindowMs = 30 * 60'000;
+constexpr int64_t kWindowMs = kFindingsWindowMs;
 
 class Extras final : public ServeExtras {
  public:
@@ -32,6 +32,11 @@ class Extras final : public ServeExtras {
       last_ms_ = now_ms;
     }
     return report_;
+  }
+
+  // A diagnosis over another window than the periodic one (?range=), not cached.
+  diagnose::Report report_over(int64_t now_ms, int64_t window_ms) {
+    return diagnose::diagnose_live(agent_.registry(), agent_.history(), now_ms, thresholds_, window_ms, host());
   }
 
   void fill_findings(Frame& f) {
@@ -109,7 +114,9 @@ Result<std::unique_ptr<ServeExtras>> add_serve_extras(Agent& agent, const AgentC
   auto extras = std::make_unique<Extras>(agent, config.diagnose);
   Extras* e = extras.get();
   hooks.self_metrics.push_back([e](Frame& f) { e->fill_findings(f); });
-  hooks.findings_json = [e](int64_t now_ms) { return diagnose::report_json(e->report(now_ms)); };
+  hooks.findings_json = [e](int64_t now_ms, int64_t window_ms) {
+    return diagnose::report_json(window_ms == kWindowMs ? e->report(now_ms) : e->report_over(now_ms, window_ms));
+  };
 
   if (!config.remote_write.url.empty()) {
     RemoteWriteOptions o;

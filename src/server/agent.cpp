@@ -5,6 +5,9 @@
 #include <cmath>
 
 #include "server/gzip.h"
+#include "server/history_routes.h"
+#include "server/query.h"
+#include "util/duration.h"
 #include "util/json.h"
 
 namespace gpulens {
@@ -161,7 +164,7 @@ void Agent::stop() {
   }
 }
 
-std::string Agent::current_json() {
+std::string Agent::current_json(int only_gpu) {
   std::string out;
   out.reserve(1 << 16);
   std::scoped_lock lock(registry_.mutex(), live_.mutex());
@@ -201,8 +204,11 @@ std::string Agent::current_json() {
     out += '}';
   }
   out += "],\"gpus\":[";
+  bool first_gpu = true;
   for (int g = 0; g < gpus; ++g) {
-    if (g) out += ',';
+    if (only_gpu >= 0 && g != only_gpu) continue;
+    if (!first_gpu) out += ',';
+    first_gpu = false;
     const GpuIdentity* id = registry_.gpu(g);
     out += "{\"gpu\":";
     append_json_string(out, std::to_string(g));
@@ -218,6 +224,40 @@ std::string Agent::current_json() {
   out += fields[gpus];
   out += "}}}\n";
   return out;
+}
+
+Status Agent::current_params(std::string_view query, int& gpu) {
+  auto q = parse_query(query, {"gpu"});
+  if (!q) return q.status();
+  if (!q->has("gpu")) return Status::ok();
+  const std::string_view v = q->get("gpu");
+  const int count = registry_.gpu_count();
+  for (int g = 0; g < count; ++g) {
+    std::lock_guard lock(registry_.mutex());
+    const GpuIdentity* id = registry_.gpu(g);
+    if (v == std::to_string(g) || (id && !id->uuid.empty() && v == id->uuid)) {
+      gpu = g;
+      return Status::ok();
+    }
+  }
+  return invalid_argument("gpu: no GPU \"" + std::string(v.substr(0, 64)) + "\" on this node (an index 0-" +
+                          std::to_string(count - 1) + " or a UUID)");
+}
+
+Status Agent::findings_params(std::string_view query, int64_t& window_ms) {
+  auto q = parse_query(query, {"range"});
+  if (!q) return q.status();
+  if (!q->has("range")) return Status::ok();
+  auto d = parse_duration_ms(q->get("range"));
+  if (!d) return invalid_argument("range: " + d.status().message());
+  const int64_t kept = static_cast<int64_t>(history_->capacity()) * std::max<int64_t>(options_.interval_ms, 1);
+  if (*d <= 0) return invalid_argument("range: must be positive");
+  if (*d > kept) {
+    return invalid_argument("range: " + format_duration(*d) + " is longer than the history this agent keeps (" +
+                            format_duration(kept) + ")");
+  }
+  window_ms = *d;
+  return Status::ok();
 }
 
 void Agent::handle(const ServerRequest& req, ServerResponse& res) {
@@ -250,9 +290,16 @@ void Agent::handle(const ServerRequest& req, ServerResponse& res) {
     res.body = "ok\n";
     return;
   }
+  if (handle_history_routes(*this, req, res)) return;
   if (req.path == "/api/v1/current") {
+    int gpu = -1;
+    if (Status s = current_params(req.query, gpu); !s) {
+      res.status = 400;
+      res.body = s.message() + "\n";
+      return;
+    }
     res.content_type = "application/json";
-    res.body = current_json();
+    res.body = current_json(gpu);
     return;
   }
   if (req.path == "/api/v1/findings") {
@@ -261,8 +308,14 @@ void Agent::handle(const ServerRequest& req, ServerResponse& res) {
       res.body = "diagnosis is not enabled in this agent\n";
       return;
     }
+    int64_t window = kFindingsWindowMs;
+    if (Status s = findings_params(req.query, window); !s) {
+      res.status = 400;
+      res.body = s.message() + "\n";
+      return;
+    }
     res.content_type = "application/json";
-    res.body = hooks_.findings_json(wall_ms());
+    res.body = hooks_.findings_json(wall_ms(), window);
     return;
   }
   if (req.path == "/") {

@@ -9,8 +9,9 @@
 // Routes:
 //   /metrics            Prometheus text 0.0.4 or OpenMetrics 1.0 (Accept), gzip
 //   /healthz            "ok" while the agent runs
-//   /api/v1/current     current values as JSON (what `gpulens snapshot` reads)
-//   /api/v1/findings    diagnosis of the recent history as JSON
+//   /api/v1/current     current values as JSON (what `gpulens snapshot` reads); ?gpu=N
+//   /api/v1/findings    diagnosis of the recent history as JSON; ?range=30m
+//   /api/v1/history, /api/v1/export   see history_routes.h
 //   /                   a short index
 //
 // Start order: open sources -> start source threads -> recorder -> HTTP.
@@ -36,6 +37,9 @@
 
 namespace gpulens {
 
+// The window /api/v1/findings diagnoses when no ?range= is given.
+inline constexpr int64_t kFindingsWindowMs = 30 * 60'000;
+
 struct AgentOptions {
   std::string listen = "127.0.0.1:9400";
   int64_t interval_ms = 1000;
@@ -50,8 +54,8 @@ struct AgentHooks {
   std::vector<std::function<void(Frame&)>> self_metrics;
   // Called after each history record (remote_write snapshot, diagnosis).
   std::vector<std::function<void(int64_t now_ms)>> on_record;
-  // JSON body of /api/v1/findings; absent: 404.
-  std::function<std::string(int64_t now_ms)> findings_json;
+  // JSON body of /api/v1/findings over the last `window_ms`; absent: 404.
+  std::function<std::string(int64_t now_ms, int64_t window_ms)> findings_json;
 };
 
 class Agent {
@@ -73,8 +77,10 @@ class Agent {
   int port() const { return server_ ? server_->port() : 0; }
   // Samples every source once, synchronously, at `now_ms` (snapshot, record).
   void collect_once(int64_t now_ms);
-  // Current values as the JSON document of /api/v1/current.
-  std::string current_json();
+  // Current values as the JSON document of /api/v1/current; `only_gpu` >= 0
+  // keeps that GPU alone.
+  std::string current_json(int only_gpu = -1);
+  int64_t interval_ms() const { return options_.interval_ms; }
 
  private:
   struct Runner {
@@ -86,6 +92,9 @@ class Agent {
   void run_recorder();
   void publish_self(int64_t now_ms);
   void handle(const ServerRequest& req, ServerResponse& res);
+  // Query parameters of /api/v1/current and /api/v1/findings; errors name them.
+  Status current_params(std::string_view query, int& gpu);
+  Status findings_params(std::string_view query, int64_t& window_ms);
   void sample_into(Runner& r, Frame& frame, int64_t now_ms);
 
   AgentOptions options_;

@@ -83,6 +83,64 @@ TEST(Agent, ServesMetricsJsonAndHealth) {
   agent.stop();
 }
 
+// Polls (no timing assert) until the history holds `n` records.
+void wait_records(Agent& agent, size_t n) {
+  for (int i = 0; i < 400 && agent.history().records() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_GE(agent.history().records(), n);
+}
+
+TEST(Agent, HistoryExportAndQueryParameters) {
+  std::vector<std::unique_ptr<Source>> sources;
+  sources.push_back(sim("thermal-throttle-one-gpu"));
+  Agent agent({.listen = "127.0.0.1:0", .interval_ms = 50, .history_ms = 300'000}, std::move(sources));
+  std::vector<std::string> notes;
+  ASSERT_TRUE(agent.open(notes).is_ok());
+  ASSERT_TRUE(agent.start().is_ok());
+  wait_records(agent, 4);
+  HttpClient client({.timeout_ms = 5000});
+  const std::string base = "http://127.0.0.1:" + std::to_string(agent.port());
+
+  auto h = client.get(base + "/api/v1/history?series=gpu_temperature_celsius,gpu_sm_active_ratio&gpu=5&range=1m");
+  ASSERT_TRUE(h.ok());
+  ASSERT_EQ(h->status, 200) << h->body;
+  EXPECT_EQ(h->header("content-type"), "application/json");
+  EXPECT_NE(h->body.find("\"name\":\"gpu_temperature_celsius\",\"gpu\":\"5\""), std::string::npos);
+  EXPECT_NE(h->body.find("\"name\":\"gpu_sm_active_ratio\",\"gpu\":\"5\""), std::string::npos);
+  EXPECT_EQ(h->body.find("\"gpu\":\"4\""), std::string::npos);
+  EXPECT_NE(h->body.find("\"step\":100,"), std::string::npos) << h->body.substr(0, 200);  // 1m / 600
+
+  for (const char* bad : {"/api/v1/history?series=gpu_nope", "/api/v1/history?sries=gpu_power_watts",
+                          "/api/v1/history?series=gpu_power_watts&range=2h", "/api/v1/history?series=gpu_power_watts&gpu=8",
+                          "/api/v1/history?series=gpu_power_watts&range=5m&step=1ms&gpu=0", "/api/v1/history",
+                          "/api/v1/current?gpu=8", "/api/v1/current?gpus=1", "/api/v1/export?from=1",
+                          "/api/v1/export?from=x&to=2"}) {
+    auto r = client.get(base + bad);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 400) << bad << ": " << r->body;
+  }
+  // 5m at 50 ms is 6001 values per series: refused with the limit above;
+  // 1m at 50 ms is 1201 values, within it.
+  auto big = client.get(base + "/api/v1/history?series=gpu_sm_active_ratio&range=1m&step=50ms");
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->status, 200) << big->body;  // 1201 values per series is within the bound
+  auto one = client.get(base + "/api/v1/current?gpu=5");
+  ASSERT_TRUE(one.ok());
+  EXPECT_NE(one->body.find("\"gpu\":\"5\""), std::string::npos);
+  EXPECT_EQ(one->body.find("\"gpu\":\"0\""), std::string::npos);
+
+  const int64_t newest = agent.history().newest_ms();
+  auto ex = client.get(base + "/api/v1/export?from=0&to=" + std::to_string(newest));
+  ASSERT_TRUE(ex.ok());
+  ASSERT_EQ(ex->status, 200);
+  EXPECT_TRUE(ex->body.ends_with("# EOF\n"));
+  EXPECT_NE(ex->body.find("# TYPE gpu_pcie_rx_bytes counter\n"), std::string::npos);
+  EXPECT_NE(ex->body.find("gpu_temperature_celsius{gpu=\"5\""), std::string::npos);
+  auto none = client.get(base + "/api/v1/export?from=" + std::to_string(newest + 1) + "&to=" + std::to_string(newest + 2));
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->body, "# EOF\n");
+  agent.stop();
+}
+
 TEST(Agent, HungSourceDoesNotBlockScrapes) {
   std::atomic<bool> release{false};
   std::vector<std::unique_ptr<Source>> sources;

@@ -72,6 +72,17 @@ void History::read(uint32_t slot, int64_t from_ms, int64_t to_ms,
   }
 }
 
+std::vector<int64_t> History::times(int64_t from_ms, int64_t to_ms) const {
+  std::lock_guard lock(mu_);
+  std::vector<int64_t> out;
+  const size_t start = (head_ + capacity_ - count_) % capacity_;
+  for (size_t i = 0; i < count_; ++i) {
+    const int64_t t = times_[(start + i) % capacity_];
+    if (t >= from_ms && t <= to_ms) out.push_back(t);
+  }
+  return out;
+}
+
 size_t History::records() const {
   std::lock_guard lock(mu_);
   return count_;

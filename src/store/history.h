@@ -37,6 +37,9 @@ class History {
   void read(uint32_t slot, int64_t from_ms, int64_t to_ms,
             const std::function<void(int64_t t_ms, float value)>& visit) const;
 
+  // The record times with from_ms <= t <= to_ms, oldest first.
+  std::vector<int64_t> times(int64_t from_ms, int64_t to_ms) const;
+
   size_t capacity() const { return capacity_; }
   size_t records() const;                 // number of records held (<= capacity)
   int64_t oldest_ms() const;              // 0 when empty
