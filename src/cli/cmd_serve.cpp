@@ -9,6 +9,7 @@
 #include "cli/setup.h"
 #include "cli/config.h"
 #include "util/duration.h"
+#include "util/log.h"
 
 namespace gpulens::cli {
 
@@ -45,6 +46,20 @@ int run_serve(int argc, char** argv) {
     return kExitUsage;
   }
 
+  log::Options log_options;
+  log::parse_level(config->log.level, log_options.level);
+  log::parse_format(config->log.format, log_options.format);
+  log::configure(log_options);
+  {
+    std::string sources;
+    for (const auto& n : config->sources) sources += (sources.empty() ? "" : ",") + n;
+    log::info("config", {{"file", config->path.empty() ? "(none)" : config->path}, {"listen", config->listen},
+                         {"interval", format_duration(config->interval_ms)},
+                         {"history", format_duration(config->history_ms)}, {"sources", sources},
+                         {"remote_write", config->remote_write.url.empty() ? "off" : config->remote_write.url},
+                         {"log_level", config->log.level}});
+  }
+
   // Block the stop signals before any thread starts, then wait for them here.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -69,11 +84,10 @@ int run_serve(int argc, char** argv) {
     std::cerr << "gpulens serve: " << s.message() << "\n";
     return kExitFailure;
   }
-  std::cerr << "gpulens: serving on http://" << config->listen << "/metrics (interval "
-            << format_duration(config->interval_ms) << ", history " << format_duration(config->history_ms) << ")\n";
+  log::info("serving", {{"url", "http://" + config->listen + "/metrics"}});
   int sig = 0;
   sigwait(&stop_signals, &sig);
-  std::cerr << "gpulens: stopping (" << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ")\n";
+  log::info("stopping", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
   (*agent)->stop();
   (*extras)->stop();
   return kExitOk;

@@ -6,11 +6,14 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "diagnose/live_input.h"
 #include "diagnose/report.h"
 #include "diagnose/thresholds.h"
 #include "export/remote_write/remote_write.h"
+#include "util/duration.h"
+#include "util/log.h"
 
 namespace gpulens::cli {
 namespace {
@@ -29,6 +32,7 @@ class Extras final : public ServeExtras {
     if (now_ms - last_ms_ >= kDiagnoseEveryMs || last_ms_ == 0 || report_.gpu_count == 0) {
       report_ = diagnose::diagnose_live(agent_.registry(), agent_.history(), now_ms, thresholds_, kWindowMs, host());
       accumulate_waste(last_ms_ ? now_ms - last_ms_ : 0);
+      log_changes();
       last_ms_ = now_ms;
     }
     return report_;
@@ -100,6 +104,35 @@ class Extras final : public ServeExtras {
     }
   }
 
+  // One log line when a firing finding appears and one when it is gone.
+  void log_changes() {
+    std::map<std::pair<std::string, std::string>, const diagnose::Finding*> now;
+    for (const auto& h : report_.hosts) {
+      for (const auto& g : h.gpus) {
+        for (const auto& f : g.findings) {
+          if (f.state == diagnose::State::kFiring) now[{g.gpu, f.cause}] = &f;
+        }
+      }
+    }
+    for (const auto& [key, f] : now) {
+      if (firing_.count(key)) continue;
+      std::string evidence;
+      if (!f->evidence.empty()) {
+        const auto& e = f->evidence.front();
+        evidence = e.signal + "=" + std::to_string(e.value) + " threshold=" + std::to_string(e.threshold);
+      }
+      log::warn("finding_started", {{"gpu", key.first}, {"cause", key.second},
+                                    {"severity", std::string(diagnose::severity_name(f->severity))},
+                                    {"since", format_rfc3339(f->since_ms)}, {"evidence", evidence}});
+    }
+    for (const auto& key : firing_) {
+      if (!now.count(key)) log::info("finding_ended", {{"gpu", key.first}, {"cause", key.second}});
+    }
+    firing_.clear();
+    for (const auto& [key, _] : now) firing_.insert(key);
+  }
+
+  std::set<std::pair<std::string, std::string>> firing_;  // (gpu, cause) logged as started
   std::map<std::pair<int, std::string>, double> waste_;
   Agent& agent_;
   diagnose::Thresholds thresholds_;

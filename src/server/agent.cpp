@@ -9,6 +9,7 @@
 #include "server/query.h"
 #include "util/duration.h"
 #include "util/json.h"
+#include "util/log.h"
 
 namespace gpulens {
 
@@ -56,6 +57,17 @@ void Agent::sample_into(Runner& r, Frame& frame, int64_t now_ms) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   live_.publish(r.index, frame);
   live_.set_status(r.index, s.is_ok(), s.is_ok() ? "" : s.message(), seconds, now_ms);
+  // One log line per change of state (and of reason while down).
+  const int up = s.is_ok() ? 1 : 0;
+  if (up != r.logged_up || (!up && s.message() != r.logged_error)) {
+    if (up) {
+      log::info("source_up", {{"source", std::string(r.source->name())}});
+    } else {
+      log::warn("source_down", {{"source", std::string(r.source->name())}, {"reason", s.message()}});
+    }
+    r.logged_up = up;
+    r.logged_error = up ? "" : s.message();
+  }
 }
 
 void Agent::collect_once(int64_t now_ms) {

@@ -87,6 +87,8 @@ class Agent {
     std::unique_ptr<Source> source;
     int index = -1;
     std::thread thread;
+    int logged_up = -1;        // state last logged: -1 none yet, 0 down, 1 up
+    std::string logged_error;  // reason last logged while down
   };
   void run_source(Runner& r);
   void run_recorder();

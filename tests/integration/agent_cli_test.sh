@@ -71,6 +71,28 @@ kill -TERM "$fallback_pid"
 for _ in $(seq 50); do kill -0 "$fallback_pid" 2>/dev/null || break; sleep 0.1; done
 ! kill -0 "$fallback_pid" 2>/dev/null || fail "agent ignored SIGTERM"
 
+# --- the log: config at start, source up, remote_write retrying (JSON) ---------
+dead=$(free_port)
+port=$(free_port)
+start_agent logs "$port" --source sim --interval 200ms --log-format json \
+  --remote-write "http://127.0.0.1:$dead/api/v1/write"
+for _ in $(seq 50); do grep -q remote_write_retrying "$work/agent-logs.log" && break; sleep 0.1; done
+python3 - "$work/agent-logs.log" <<'PY' || fail "log lines: $(cat "$work/agent-logs.log")"
+import json, sys
+events = {}
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        e = json.loads(line)
+        events[e["event"]] = e
+assert events["config"]["sources"] == "sim" and events["config"]["interval"] == "200ms", events
+assert events["source_up"]["source"] == "sim", events
+assert events["serving"]["url"].endswith("/metrics"), events
+r = events["remote_write_retrying"]
+assert r["level"] == "warn" and "127.0.0.1" in r["reason"], r
+PY
+set +e; "$GPULENS" serve --source sim --log-level loud >/dev/null 2>"$work/err"; rc=$?; set -e
+[[ $rc -eq 2 ]] || fail "--log-level loud exited $rc"
+
 # --- DCGM names also pass the linter -----------------------------------------
 port=$(free_port)
 start_agent dcgm "$port" --source sim --scenario healthy-training --dcgm-names --interval 200ms

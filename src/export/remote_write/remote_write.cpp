@@ -10,6 +10,7 @@
 #include "export/remote_write/labels.h"
 #include "export/remote_write/prompb.h"
 #include "util/http_client.h"
+#include "util/log.h"
 
 namespace gpulens {
 namespace {
@@ -201,14 +202,30 @@ SendResult RemoteWriter::send_once() {
     case SendResult::Outcome::kOk:
       stats_.sent += inflight_.size();
       stats_.last_success_ms = unix_ms();
+      if (failing_requests_ > 0) {
+        log::info("remote_write_recovered", {{"url", options_.url},
+                                             {"failed_requests", std::to_string(failing_requests_)},
+                                             {"queued_samples", std::to_string(queue_.size())},
+                                             {"dropped_total", std::to_string(stats_.dropped)}});
+      }
+      failing_requests_ = 0;
       break;
     case SendResult::Outcome::kRetry:
       ++stats_.retries;
       stats_.last_error = r.error;
+      if (failing_requests_++ == 0) {
+        log::warn("remote_write_retrying", {{"url", options_.url}, {"reason", r.error},
+                                            {"samples", std::to_string(inflight_.size())},
+                                            {"queued_samples", std::to_string(queue_.size())}});
+      }
       return r;
     case SendResult::Outcome::kReject:
       stats_.failed += inflight_.size();
       stats_.last_error = r.error;
+      log::warn("remote_write_rejected", {{"url", options_.url}, {"reason", r.error},
+                                          {"samples", std::to_string(inflight_.size())},
+                                          {"failed_total", std::to_string(stats_.failed)}});
+      failing_requests_ = 0;
       break;
   }
   inflight_.clear();

@@ -149,6 +149,7 @@ class RemoteWriter {
   std::vector<int64_t> last_ts_;        // per slot: last queued timestamp
   std::vector<uint8_t> was_present_;    // per slot, at the last snapshot
   RemoteWriteStats stats_;
+  uint64_t failing_requests_ = 0;  // retryable failures since the last success (logged once each way)
 
   std::thread sender_thread_;
   std::thread ticker_thread_;
