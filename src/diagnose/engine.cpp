@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cmath>
+#include <set>
 
+#include "diagnose/explain.h"
 #include "diagnose/rules.h"
 
 namespace gpulens::diagnose {
@@ -158,6 +160,12 @@ void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Threshol
       f.state = State::kPending;
       std::fill(qualified.begin() + static_cast<ptrdiff_t>(pending->first), qualified.end(), 1);
     }
+    for (size_t i = 0; i < n; ++i) {
+      if (!qualified[i]) continue;
+      const int64_t end = ctx.t[i] + static_cast<int64_t>(dt[i] * 1000.0);
+      if (!f.periods.empty() && f.periods.back().second >= ctx.t[i]) f.periods.back().second = end;
+      else f.periods.emplace_back(ctx.t[i], end);
+    }
     bool any = false;
     for (size_t i = 0; i < n; ++i) {
       if (!qualified[i]) continue;
@@ -230,21 +238,48 @@ Report diagnose(const SignalSet& set, const Thresholds& th) {
       const int64_t t = first_fatal_fault_ms(g);
       if (t < fault_ms) { fault_ms = t; faulty = g.index; }
     }
+    // The failed GPU's job peers (all GPUs of the host without placement).
+    std::set<std::string> peers;
+    if (fault_ms != INT64_MAX) {
+      for (const auto& job : jobs_of(host)) {
+        if (std::find(job.begin(), job.end(), faulty) == job.end()) continue;
+        for (const std::string& g : job) {
+          if (g != faulty) peers.insert(g);
+        }
+      }
+    }
     for (const GpuSignals& g : host.gpus) {
       GpuReport gr;
       gr.gpu = g.index;
       gr.uuid = g.uuid;
       gr.model = g.model;
-      const bool peer = fault_ms != INT64_MAX && g.index != faulty;
+      const bool peer = peers.contains(g.index);
       if (peer) {
         gr.notes.push_back("GPU " + faulty + " failed (hardware_errors); this GPU is assessed only up to then, "
                            "its later stall is not its own fault");
       }
-      diagnose_gpu(host, g, th, set.from_ms, set.to_ms, fault_ms, gr);
-      for (const Finding& f : gr.findings) report.waste_by_cause[f.cause] += f.waste_gpu_seconds;
+      diagnose_gpu(host, g, th, set.from_ms, set.to_ms, peer || g.index == faulty ? fault_ms : INT64_MAX, gr);
+      if (peer) {
+        // What the peer shows from the fault on: consequences of the failed GPU.
+        GpuReport after;
+        after.gpu = g.index;
+        diagnose_gpu(host, g, th, set.from_ms, set.to_ms, INT64_MAX, after);
+        for (Finding& f : after.findings) {
+          if (f.state != State::kFiring || f.since_ms < fault_ms || f.cause == "hardware_errors") continue;
+          f.explained_by = {"hardware_errors", faulty, "GPU " + faulty + " of the same job failed; the stall that follows is not this GPU's fault"};
+          gr.waste_gpu_seconds += f.waste_gpu_seconds;
+          gr.findings.push_back(std::move(f));
+        }
+      }
       report.covered_gpu_seconds += static_cast<double>(gr.covered_ms) / 1000.0;
       ++report.gpu_count;
       hr.gpus.push_back(std::move(gr));
+    }
+    explain(host, th, hr);
+    for (const GpuReport& gr : hr.gpus) {
+      for (const Finding& f : gr.findings) {
+        report.waste_by_cause[f.explained_by.cause.empty() ? f.cause : f.explained_by.cause] += f.waste_gpu_seconds;
+      }
     }
     report.hosts.push_back(std::move(hr));
   }

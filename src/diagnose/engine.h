@@ -23,8 +23,12 @@
 //   - a link that down-shifts its generation while idle is not
 //     pcie_link_degraded (only under load);
 //   - a throttling GPU is flagged on that GPU only (rules are per GPU);
-//   - when a GPU fails (critical hardware_errors), the other GPUs of the host
-//     are assessed only up to that moment: their stall is the peer's fault.
+//   - when a GPU fails (critical hardware_errors), the other GPUs of its job
+//     are assessed on their own only up to that moment; what they show from
+//     then on is a consequence explained by the failed GPU (explain.h).
+//
+// Root cause over symptom: after the rules, explain() links findings by the
+// explanation graph (explain.h); a consequence follows its root cause.
 //
 // Waste: each point of a GPU's timeline is charged to the first firing cause
 // (in the order above) holding there: (1 - SM active) x the point's duration,
@@ -42,6 +46,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "diagnose/signals.h"
@@ -64,6 +69,13 @@ struct Evidence {
   std::string detail;    // facts that are not numbers ("pid 4104 may run on NUMA node(s) 0"); may be empty
 };
 
+// Why a finding is a consequence, not a cause (explain.h); empty cause: a root.
+struct Explanation {
+  std::string cause;  // the root cause
+  std::string gpu;    // the GPU it holds on (this one, or a job peer)
+  std::string why;
+};
+
 struct Finding {
   std::string cause;     // fixed vocabulary (docs/diagnose.md)
   std::string layer;     // compute, memory, io, health, host, serving
@@ -75,6 +87,9 @@ struct Finding {
   std::vector<Evidence> evidence;
   std::string action;
   double waste_gpu_seconds = 0;
+  Explanation explained_by;  // set: a consequence of that root cause
+  // When it held: [from, to) per run (firing runs; the pending run when pending).
+  std::vector<std::pair<int64_t, int64_t>> periods;
 };
 
 struct NotAssessed {
@@ -102,7 +117,7 @@ struct Report {
   int64_t from_ms = 0;
   int64_t to_ms = 0;
   std::vector<HostReport> hosts;
-  std::map<std::string, double> waste_by_cause;  // GPU-seconds, all GPUs
+  std::map<std::string, double> waste_by_cause;  // GPU-seconds, all GPUs; a consequence's under its root
   size_t gpu_count = 0;
   double covered_gpu_seconds = 0;                // sum over GPUs of the time their data covers
   std::vector<std::string> input_warnings;       // from the input (truncation ...)

@@ -240,20 +240,25 @@ TEST(Engine, FailedGpuIsBlamedNotItsPeers) {
   std::vector<GpuSignals> gpus;
   for (int i = 0; i < 4; ++i) {
     GpuSignals g = healthy_gpu(std::to_string(i));
-    g.sig(GpuSig::kGpuUtil) = steps(0.95, 0, 30);  // the job died with GPU 2
-    g.sig(GpuSig::kSmActive) = steps(0.8, 0, 30);
+    g.sig(GpuSig::kGpuUtil) = steps(0.95, 0, 10);  // the job died with GPU 2
+    g.sig(GpuSig::kSmActive) = steps(0.8, 0, 10);
     gpus.push_back(g);
   }
-  gpus[2].sig(GpuSig::kLastXid) = steps(0, 79, 30);
+  gpus[2].sig(GpuSig::kLastXid) = steps(0, 79, 10);
   const Report r = diagnose(one_host(gpus), {});
   for (const GpuReport& g : r.hosts[0].gpus) {
     if (g.gpu == "2") {
       ASSERT_EQ(top(g), "hardware_errors");
       EXPECT_EQ(g.findings[0].severity, Severity::kCritical);
-      EXPECT_EQ(g.findings[0].since_ms, 30 * kStep);
+      EXPECT_EQ(g.findings[0].since_ms, 10 * kStep);
       EXPECT_NE(g.findings[0].action.find("XID 79"), std::string::npos);
     } else {
-      EXPECT_EQ(top(g), "-") << g.gpu << report_text(r, false);
+      // The peers' stall after the fault is a consequence of GPU 2.
+      ASSERT_EQ(top(g), "idle") << g.gpu << report_text(r, false);
+      EXPECT_EQ(g.findings[0].explained_by.cause, "hardware_errors");
+      EXPECT_EQ(g.findings[0].explained_by.gpu, "2");
+      EXPECT_GE(g.findings[0].since_ms, 10 * kStep);
+      EXPECT_EQ(r.waste_by_cause.count("idle"), 0u);  // counted under the root
       ASSERT_FALSE(g.notes.empty());
       EXPECT_NE(g.notes[0].find("GPU 2 failed"), std::string::npos);
     }

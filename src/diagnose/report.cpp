@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <set>
 
+#include "diagnose/report_format.h"
 #include "util/duration.h"
 
 namespace gpulens::diagnose {
@@ -42,26 +43,6 @@ void json_number(std::string& out, double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.6g", v);
   out += b;
-}
-
-std::string num(double v) {
-  char b[32];
-  if (std::fabs(v) >= 1e9) std::snprintf(b, sizeof b, "%.3g", v);
-  else if (std::fabs(v) >= 100) std::snprintf(b, sizeof b, "%.0f", v);
-  else std::snprintf(b, sizeof b, "%.2f", v);
-  return b;
-}
-
-double hours(double seconds) { return seconds / 3600.0; }
-
-// "6h", "25m", "2h30m", "45s": durations as people read them.
-std::string human(int64_t ms) {
-  const int64_t s = (ms + 500) / 1000;
-  if (s < 120) return std::to_string(s) + "s";
-  const int64_t m = (s + 30) / 60;
-  if (m < 120) return std::to_string(m) + "m";
-  const int64_t h = m / 60, rest = m % 60;
-  return std::to_string(h) + "h" + (rest ? std::to_string(rest) + "m" : "");
 }
 
 }  // namespace
@@ -132,7 +113,28 @@ std::string report_json(const Report& r) {
         json_string(o, state_name(fi.state));
         o += ",\"for_seconds\":";
         json_number(o, static_cast<double>(fi.for_ms) / 1000.0);
-        o += '}';
+        o += ",\"explained_by\":";
+        if (fi.explained_by.cause.empty()) {
+          o += "null";
+        } else {
+          o += "{\"cause\":";
+          json_string(o, fi.explained_by.cause);
+          o += ",\"gpu\":";
+          json_string(o, fi.explained_by.gpu);
+          o += ",\"why\":";
+          json_string(o, fi.explained_by.why);
+          o += '}';
+        }
+        o += ",\"periods\":[";
+        for (size_t p = 0; p < fi.periods.size(); ++p) {
+          if (p) o += ',';
+          o += "{\"from\":";
+          json_string(o, format_rfc3339(fi.periods[p].first));
+          o += ",\"to\":";
+          json_string(o, format_rfc3339(fi.periods[p].second));
+          o += '}';
+        }
+        o += "]}";
       }
       o += "],\"model\":";
       json_string(o, gpu.model);
@@ -192,103 +194,6 @@ std::string report_json(const Report& r) {
     json_string(o, r.input_warnings[i]);
   }
   o += "]}\n";
-  return o;
-}
-
-std::string report_text(const Report& r, bool colour) {
-  const char* bold = colour ? "\033[1m" : "";
-  const char* red = colour ? "\033[31m" : "";
-  const char* yellow = colour ? "\033[33m" : "";
-  const char* blue = colour ? "\033[36m" : "";
-  const char* dim = colour ? "\033[2m" : "";
-  const char* reset = colour ? "\033[0m" : "";
-  std::string o;
-  const double window_s = r.covered_seconds();
-  o += std::string(bold) + "gpulens diagnose" + reset + "  " + format_rfc3339(r.from_ms) + " .. " +
-       format_rfc3339(r.to_ms) + " (" + human(r.to_ms - r.from_ms) + ", " +
-       std::to_string(r.gpu_count) + " GPUs on " + std::to_string(r.hosts.size()) + " hosts)\n";
-  for (const std::string& w : r.input_warnings) o += std::string(yellow) + "warning: " + reset + w + "\n";
-  for (const HostReport& host : r.hosts) {
-    o += "\n" + std::string(bold) + "host " + host.host + reset + "\n";
-    // Reasons shared by every GPU of the host are printed once.
-    std::set<std::pair<std::string, std::string>> common;
-    if (!host.gpus.empty()) {
-      for (const NotAssessed& n : host.gpus[0].not_assessed) common.insert({n.cause, n.reason});
-      for (const GpuReport& g : host.gpus) {
-        std::set<std::pair<std::string, std::string>> mine;
-        for (const NotAssessed& n : g.not_assessed) mine.insert({n.cause, n.reason});
-        std::set<std::pair<std::string, std::string>> both;
-        for (const auto& x : common) {
-          if (mine.contains(x)) both.insert(x);
-        }
-        common = std::move(both);
-      }
-    }
-    size_t quiet = 0;
-    for (const GpuReport& g : host.gpus) {
-      std::vector<const NotAssessed*> own;
-      for (const NotAssessed& n : g.not_assessed) {
-        if (!common.contains({n.cause, n.reason})) own.push_back(&n);
-      }
-      if (g.findings.empty() && g.notes.empty() && own.empty()) {
-        ++quiet;
-        continue;
-      }
-      o += "  GPU " + g.gpu + (g.model.empty() ? "" : "  " + g.model) + (g.uuid.empty() ? "" : "  " + g.uuid) + "\n";
-      if (g.findings.empty()) o += std::string("    ") + dim + "no findings" + reset + "\n";
-      for (const Finding& f : g.findings) {
-        const char* c = f.severity == Severity::kCritical ? red : f.severity == Severity::kWarning ? yellow : blue;
-        std::string sev(severity_name(f.severity));
-        for (char& ch : sev) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-        if (f.state == State::kPending) {
-          o += "    " + std::string(dim) + "PENDING" + reset + "  " + f.cause + " (" + f.layer + ", would be " +
-               std::string(severity_name(f.severity)) + ")  since " + format_rfc3339(f.since_ms) + ", held " + human(f.held_ms) +
-               " of the " + human(f.for_ms) + " it needs" +
-               (g.covered_ms < f.for_ms ? "; the data covers only " + human(g.covered_ms) : std::string()) + "\n";
-        } else {
-          o += "    " + std::string(c) + bold + sev + reset + "  " + bold + f.cause + reset + " (" + f.layer +
-               ")  since " + format_rfc3339(f.since_ms) + ", held " + human(f.held_ms) + "\n";
-        }
-        std::string ev;
-        for (const Evidence& e : f.evidence) {
-          if (!ev.empty()) ev += "; ";
-          ev += e.signal + " " + num(e.value) + " (threshold " + num(e.threshold) +
-                (e.detail.empty() ? ")" : "; " + e.detail + ")");
-        }
-        if (!ev.empty()) o += "      evidence: " + ev + "\n";
-        o += "      action: " + f.action + "\n";
-      }
-      for (const std::string& n : g.notes) o += std::string("      ") + dim + "note: " + n + reset + "\n";
-      for (const NotAssessed* n : own) {
-        o += std::string("      ") + dim + "not assessed: " + n->cause + ": " + n->reason + reset + "\n";
-      }
-    }
-    if (quiet) o += "  " + std::to_string(quiet) + " GPU(s) with no findings\n";
-    for (const auto& [cause, reason] : common) {
-      o += std::string("  ") + dim + "not assessed (all GPUs): " + cause + ": " + reason + reset + "\n";
-    }
-  }
-  double total = 0;
-  for (const auto& [cause, s] : r.waste_by_cause) total += s;
-  o += "\n" + std::string(bold) + "waste" + reset + ": ";
-  if (total <= 0 || window_s <= 0) {
-    o += "none found in the window\n";
-    return o;
-  }
-  char b[160];
-  std::snprintf(b, sizeof b, "%.1f GPU-hours of %.1f covered (%.1f of %zu GPUs)\n", hours(total),
-                hours(window_s) * static_cast<double>(r.gpu_count), total / window_s, r.gpu_count);
-  o += b;
-  std::vector<std::pair<double, std::string>> by;
-  for (const auto& [cause, s] : r.waste_by_cause) {
-    if (s > 0) by.emplace_back(s, cause);
-  }
-  std::sort(by.rbegin(), by.rend());
-  for (const auto& [s, cause] : by) {
-    std::snprintf(b, sizeof b, "  fixing the %s is worth %.1f GPUs (%.1f GPU-hours)\n", cause_words(cause).c_str(),
-                  s / window_s, hours(s));
-    o += b;
-  }
   return o;
 }
 

@@ -173,6 +173,28 @@ class Rules {
     return max_of(ratio(A(G::kPcieRxBps), peak), ratio(A(G::kPcieTxBps), peak));
   }
 
+  // PCIe throughput over the nominal peak of the link at its maximum
+  // generation and width; NaN without those maxima.
+  Aligned full_link_utilisation() const {
+    Aligned out(n_, nan());
+    if (!has(G::kLinkGenMax) || !has(G::kLinkWidthMax)) return out;
+    double gmax = 0, wmax = 0;
+    for (const Point& p : c_.gpu.sig(G::kLinkGenMax)) gmax = std::max(gmax, p.v);
+    for (const Point& p : c_.gpu.sig(G::kLinkWidthMax)) wmax = std::max(wmax, p.v);
+    const double full = pcie_link_bytes_per_second(static_cast<int>(gmax), static_cast<int>(wmax));
+    if (!(full > 0)) return out;
+    if (has(G::kPcieRxBps) || has(G::kPcieTxBps)) {
+      return max_of(ratio(A(G::kPcieRxBps), full), ratio(A(G::kPcieTxBps), full));
+    }
+    // Only the agent's utilisation: back to bytes through the current link.
+    const Aligned gen = A(G::kLinkGen), width = A(G::kLinkWidth);
+    for (size_t i = 0; i < n_; ++i) {
+      if (!known(pcie_util_[i]) || !known(gen[i]) || !known(width[i])) continue;
+      out[i] = pcie_util_[i] * pcie_link_bytes_per_second(static_cast<int>(gen[i]), static_cast<int>(width[i])) / full;
+    }
+    return out;
+  }
+
   RuleResult hardware_errors() {
     const bool any = has(G::kLastXid) || has(G::kXidRate) || has(G::kGpuUp) || has(G::kRowRemapFailure) ||
                      has(G::kEccUncorrectedRate);
@@ -261,6 +283,10 @@ class Rules {
       if (known(pcie_util_[i])) r.holds[i] = pcie_util_[i] >= th_.pcie_util;
     }
     r.evidence.push_back({"pcie_util", pcie_util_, th_.pcie_util});
+    // The same traffic against the link the GPU should have (max gen x max
+    // width): under pcie_util there, a degraded link explains it (explain.h).
+    const Aligned full = full_link_utilisation();
+    if (known(percentile(full, 0.5))) r.evidence.push_back({"pcie_util_full_link", full, th_.pcie_util});
     r.action = "Host-device copies saturate PCIe (peak: " +
                (pcie_peak_ > 0 ? gbps(pcie_peak_) + ", " : std::string()) + pcie_basis_ +
                "): keep data on the GPU between steps, use pinned memory and overlap copies with compute "

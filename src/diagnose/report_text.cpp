@@ -1,0 +1,237 @@
+// The text report: per host, GPUs with identical findings grouped ("GPUs
+// 0–7"), consequences indented under their root cause, a per-GPU timeline of
+// when each cause held, and the waste summary.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "diagnose/report.h"
+#include "diagnose/report_format.h"
+#include "util/duration.h"
+
+namespace gpulens::diagnose {
+namespace {
+
+struct Style {
+  const char *bold, *red, *yellow, *blue, *dim, *reset;
+};
+
+std::string key(const Finding& f, const std::string& gpu) {
+  return f.cause + "|" + std::string(severity_name(f.severity)) + "|" + std::string(state_name(f.state)) + "|" +
+         f.explained_by.cause + "|" + (f.explained_by.gpu == gpu ? "self" : f.explained_by.gpu);
+}
+
+// Evidence of finding `at` averaged over the GPUs of a group.
+std::string evidence_text(const std::vector<const GpuReport*>& group, size_t at) {
+  std::string ev;
+  for (const Evidence& e : group[0]->findings[at].evidence) {
+    double sum = 0;
+    size_t n = 0;
+    for (const GpuReport* g : group) {
+      for (const Evidence& x : g->findings[at].evidence) {
+        if (x.signal == e.signal) { sum += x.value; ++n; break; }
+      }
+    }
+    if (!ev.empty()) ev += "; ";
+    ev += e.signal + " " + num(n ? sum / static_cast<double>(n) : e.value) + " (threshold " + num(e.threshold) +
+          (e.detail.empty() || group.size() > 1 ? ")" : "; " + e.detail + ")");
+  }
+  return ev;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// One bar of `width` cells over [from, to): '#' where a period covers it.
+std::string bar(const std::vector<std::pair<int64_t, int64_t>>& periods, int64_t from, int64_t to, int width,
+                char on) {
+  std::string b(static_cast<size_t>(width), '.');
+  const double span = static_cast<double>(std::max<int64_t>(to - from, 1));
+  for (const auto& [a, z] : periods) {
+    int lo = static_cast<int>(static_cast<double>(a - from) / span * width);
+    int hi = static_cast<int>(static_cast<double>(z - from) / span * width + 0.999);
+    lo = std::clamp(lo, 0, width);
+    hi = std::clamp(hi, lo + 1, width);
+    for (int i = lo; i < hi; ++i) b[static_cast<size_t>(i)] = on;
+  }
+  return b;
+}
+
+void host_text(const HostReport& host, const Style& st, std::string& o) {
+  o += "\n" + std::string(st.bold) + "host " + host.host + st.reset + "\n";
+  // Reasons shared by every GPU of the host are printed once.
+  std::set<std::pair<std::string, std::string>> common;
+  if (!host.gpus.empty()) {
+    for (const NotAssessed& n : host.gpus[0].not_assessed) common.insert({n.cause, n.reason});
+    for (const GpuReport& g : host.gpus) {
+      std::set<std::pair<std::string, std::string>> both;
+      for (const NotAssessed& n : g.not_assessed) {
+        if (common.contains({n.cause, n.reason})) both.insert({n.cause, n.reason});
+      }
+      common = std::move(both);
+    }
+  }
+  // Consequences on other GPUs, listed under their root: (gpu, cause) -> GPUs.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::vector<std::string>>> downstream;
+  for (const GpuReport& g : host.gpus) {
+    for (const Finding& f : g.findings) {
+      if (!f.explained_by.cause.empty() && f.explained_by.gpu != g.gpu) {
+        downstream[{f.explained_by.gpu, f.explained_by.cause}][f.cause].push_back(g.gpu);
+      }
+    }
+  }
+  // Group GPUs whose findings, notes and own gaps are the same.
+  std::vector<std::pair<std::string, std::vector<const GpuReport*>>> groups;
+  size_t quiet = 0;
+  for (const GpuReport& g : host.gpus) {
+    std::string sig = g.model;
+    for (const Finding& f : g.findings) sig += "\n" + key(f, g.gpu);
+    for (const std::string& n : g.notes) sig += "\nnote " + n;
+    for (const NotAssessed& n : g.not_assessed) {
+      if (!common.contains({n.cause, n.reason})) sig += "\nna " + n.cause + n.reason;
+    }
+    // A root with consequences elsewhere is its own group (they name it).
+    for (const Finding& f : g.findings) {
+      if (downstream.contains({g.gpu, f.cause})) sig += "\nroot " + g.gpu;
+    }
+    if (g.findings.empty() && sig == g.model) {
+      ++quiet;
+      continue;
+    }
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == sig; });
+    if (it == groups.end()) groups.push_back({sig, {&g}});
+    else it->second.push_back(&g);
+  }
+  // Root causes first: groups led by a consequence of another GPU go last.
+  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+    auto led = [](const GpuReport& g) { return !g.findings.empty() && !g.findings[0].explained_by.cause.empty(); };
+    return !led(*a.second[0]) && led(*b.second[0]);
+  });
+  for (const auto& [sig, group] : groups) {
+    const GpuReport& g = *group[0];
+    std::vector<std::string> ids;
+    for (const GpuReport* x : group) ids.push_back(x->gpu);
+    o += group.size() == 1 ? "  GPU " + g.gpu + (g.model.empty() ? "" : "  " + g.model) +
+                                 (g.uuid.empty() ? "" : "  " + g.uuid) + "\n"
+                           : "  GPUs " + gpu_list(ids) + (g.model.empty() ? "" : "  " + g.model) + "\n";
+    if (g.findings.empty()) o += std::string("    ") + st.dim + "no findings" + st.reset + "\n";
+    for (size_t i = 0; i < g.findings.size(); ++i) {
+      const Finding& f = g.findings[i];
+      int64_t since = f.since_ms, held = f.held_ms;
+      for (const GpuReport* x : group) {
+        since = std::min(since, x->findings[i].since_ms);
+        held = std::max(held, x->findings[i].held_ms);
+      }
+      const std::string ev = evidence_text(group, i);
+      const bool local = !f.explained_by.cause.empty() && f.explained_by.gpu == g.gpu;
+      if (!f.explained_by.cause.empty()) {
+        // A consequence: indented under its root (same GPU) or naming it.
+        const std::string in = local ? "      " : "    ";
+        o += in + st.dim + "\u21b3 " + st.reset + f.cause + " (" + f.layer + ", " +
+             std::string(severity_name(f.severity)) + ")  held " + human(held) + ": consequence of " +
+             f.explained_by.cause + (local ? "" : " on GPU " + f.explained_by.gpu) + ": " + f.explained_by.why + "\n";
+        if (!ev.empty()) o += in + "  evidence: " + ev + "\n";
+        continue;
+      }
+      const char* c = f.severity == Severity::kCritical ? st.red : f.severity == Severity::kWarning ? st.yellow : st.blue;
+      if (f.state == State::kPending) {
+        o += "    " + std::string(st.dim) + "PENDING" + st.reset + "  " + f.cause + " (" + f.layer + ", would be " +
+             std::string(severity_name(f.severity)) + ")  since " + format_rfc3339(since) + ", held " + human(held) +
+             " of the " + human(f.for_ms) + " it needs" +
+             (g.covered_ms < f.for_ms ? "; the data covers only " + human(g.covered_ms) : std::string()) + "\n";
+      } else {
+        o += "    " + std::string(c) + st.bold + upper(severity_name(f.severity)) + st.reset + "  " + st.bold + f.cause +
+             st.reset + " (" + f.layer + ")  since " + format_rfc3339(since) + ", held " + human(held) + "\n";
+      }
+      if (!ev.empty()) o += "      evidence" + std::string(group.size() > 1 ? " (mean of the GPUs)" : "") + ": " + ev + "\n";
+      o += "      action: " + f.action + "\n";
+      if (auto d = downstream.find({g.gpu, f.cause}); d != downstream.end()) {
+        for (const auto& [cause, gpus] : d->second) {
+          o += "      " + std::string(st.dim) + "\u21b3 explains " + cause + " on GPU" + (gpus.size() > 1 ? "s " : " ") +
+               gpu_list(gpus) + st.reset + "\n";
+        }
+      }
+    }
+    for (const std::string& n : g.notes) o += std::string("      ") + st.dim + "note: " + n + st.reset + "\n";
+    for (const NotAssessed& n : g.not_assessed) {
+      if (common.contains({n.cause, n.reason})) continue;
+      o += std::string("      ") + st.dim + "not assessed: " + n.cause + ": " + n.reason + st.reset + "\n";
+    }
+  }
+  if (quiet) o += "  " + std::to_string(quiet) + " GPU(s) with no findings\n";
+  for (const auto& [cause, reason] : common) {
+    o += std::string("  ") + st.dim + "not assessed (all GPUs): " + cause + ": " + reason + st.reset + "\n";
+  }
+}
+
+// When each cause held, per GPU: identical lines across GPUs are merged.
+void timeline_text(const Report& r, const Style& st, std::string& o) {
+  constexpr int kWidth = 48;
+  std::string lines;
+  for (const HostReport& host : r.hosts) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> rows;  // "cause bar" -> GPUs
+    for (const GpuReport& g : host.gpus) {
+      for (const Finding& f : g.findings) {
+        if (f.periods.empty()) continue;
+        std::string row = f.cause;
+        row.resize(std::max<size_t>(row.size(), 22), ' ');
+        row += " " + bar(f.periods, r.from_ms, r.to_ms, kWidth, f.state == State::kPending ? '?' : '#');
+        auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& x) { return x.first == row; });
+        if (it == rows.end()) rows.push_back({row, {g.gpu}});
+        else it->second.push_back(g.gpu);
+      }
+    }
+    for (const auto& [row, gpus] : rows) {
+      std::string who = (r.hosts.size() > 1 ? host.host + " " : std::string()) + (gpus.size() > 1 ? "GPUs " : "GPU ") +
+                        gpu_list(gpus);
+      who.resize(std::max<size_t>(who.size(), 12), ' ');
+      lines += "  " + who + " " + row + "\n";
+    }
+  }
+  if (lines.empty()) return;
+  o += "\n" + std::string(st.bold) + "timeline" + st.reset + "  " + format_rfc3339(r.from_ms) + " .. " +
+       format_rfc3339(r.to_ms) + "  (# held, ? pending)\n" + lines;
+}
+
+}  // namespace
+
+std::string report_text(const Report& r, bool colour) {
+  const Style st = colour ? Style{"\033[1m", "\033[31m", "\033[33m", "\033[36m", "\033[2m", "\033[0m"}
+                          : Style{"", "", "", "", "", ""};
+  std::string o;
+  const double covered_s = r.covered_seconds();
+  o += std::string(st.bold) + "gpulens diagnose" + st.reset + "  " + format_rfc3339(r.from_ms) + " .. " +
+       format_rfc3339(r.to_ms) + " (" + human(r.to_ms - r.from_ms) + ", " + std::to_string(r.gpu_count) +
+       " GPUs on " + std::to_string(r.hosts.size()) + " hosts)\n";
+  for (const std::string& w : r.input_warnings) o += std::string(st.yellow) + "warning: " + st.reset + w + "\n";
+  for (const HostReport& host : r.hosts) host_text(host, st, o);
+  timeline_text(r, st, o);
+  double total = 0;
+  for (const auto& [cause, s] : r.waste_by_cause) total += s;
+  o += "\n" + std::string(st.bold) + "waste" + st.reset + ": ";
+  if (total <= 0 || covered_s <= 0) {
+    o += "none found in the window\n";
+    return o;
+  }
+  char b[200];
+  std::snprintf(b, sizeof b, "%.1f GPU-hours of %.1f covered (%.1f of %zu GPUs)\n", hours(total),
+                hours(covered_s) * static_cast<double>(r.gpu_count), total / covered_s, r.gpu_count);
+  o += b;
+  std::vector<std::pair<double, std::string>> by;
+  for (const auto& [cause, s] : r.waste_by_cause) {
+    if (s > 0) by.emplace_back(s, cause);
+  }
+  std::sort(by.rbegin(), by.rend());
+  for (const auto& [s, cause] : by) {
+    std::snprintf(b, sizeof b, "  fixing the %s is worth %.1f GPUs (%.1f GPU-hours)\n", cause_words(cause).c_str(),
+                  s / covered_s, hours(s));
+    o += b;
+  }
+  return o;
+}
+
+}  // namespace gpulens::diagnose
