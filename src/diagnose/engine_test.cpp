@@ -236,6 +236,18 @@ TEST(Engine, LinkDowngradeOnlyUnderLoad) {
   EXPECT_EQ(top(gpu0(r)), "-") << report_text(r, false);
 }
 
+TEST(Engine, LinkBelowItsCalibrationUnderLoad) {
+  // The slot now reports x8 as its maximum too; only the calibration file
+  // remembers that the link carried x16 when its peak was measured.
+  GpuSignals g = healthy_gpu("0");
+  g.sig(GpuSig::kLinkWidth) = flat(8);
+  g.sig(GpuSig::kLinkWidthMax) = flat(8);
+  EXPECT_EQ(top(gpu0(diagnose(one_host({g}), {}))), "-");
+  g.sig(GpuSig::kLinkWidthCalibrated) = flat(16);
+  g.sig(GpuSig::kLinkGenCalibrated) = flat(5);
+  EXPECT_EQ(top(gpu0(diagnose(one_host({g}), {}))), "pcie_link_degraded");
+}
+
 TEST(Engine, FailedGpuIsBlamedNotItsPeers) {
   std::vector<GpuSignals> gpus;
   for (int i = 0; i < 4; ++i) {

@@ -59,6 +59,8 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["gpu_pcie_link_generation_max"] = {gpu(G::kLinkGenMax)};
     t["gpu_pcie_link_width"] = {gpu(G::kLinkWidth)};
     t["gpu_pcie_link_width_max"] = {gpu(G::kLinkWidthMax)};
+    t["gpu_pcie_link_generation_calibrated"] = {gpu(G::kLinkGenCalibrated)};
+    t["gpu_pcie_link_width_calibrated"] = {gpu(G::kLinkWidthCalibrated)};
     t["gpu_nvlink_rx_bytes_total"] = {gpu(G::kNvlinkRxBps, 1.0, true)};
     t["gpu_nvlink_tx_bytes_total"] = {gpu(G::kNvlinkTxBps, 1.0, true)};
     t["gpu_nvlink_rx_bytes_per_second"] = {gpu(G::kNvlinkRxBps)};

@@ -494,19 +494,30 @@ class Rules {
     }
     RuleResult r = make("pcie_link_degraded", "io", Severity::kWarning, th_.pcie_for_ms);
     const Aligned gen = A(G::kLinkGen), gmax = A(G::kLinkGenMax), w = A(G::kLinkWidth), wmax = A(G::kLinkWidthMax);
+    // The link recorded by `gpulens calibrate` counts as a floor too: a link
+    // that trained lower than when its peak was measured lost bandwidth.
+    const bool have_cal = has(G::kLinkGenCalibrated) || has(G::kLinkWidthCalibrated);
+    const Aligned gcal = have_cal ? A(G::kLinkGenCalibrated) : Aligned{},
+                  wcal = have_cal ? A(G::kLinkWidthCalibrated) : Aligned{};
+    auto at = [](const Aligned& a, size_t i) { return i < a.size() ? a[i] : std::nan(""); };
     for (size_t i = 0; i < n_; ++i) {
       const bool gen_known = known(gen[i]) && known(gmax[i]);
       const bool w_known = known(w[i]) && known(wmax[i]);
-      if (!gen_known && !w_known) continue;
-      const bool below = (gen_known && gen[i] < gmax[i]) || (w_known && w[i] < wmax[i]);
+      const bool below_cal = (known(gen[i]) && known(at(gcal, i)) && gen[i] < at(gcal, i)) ||
+                             (known(w[i]) && known(at(wcal, i)) && w[i] < at(wcal, i));
+      if (!gen_known && !w_known && !below_cal) continue;
+      const bool below = (gen_known && gen[i] < gmax[i]) || (w_known && w[i] < wmax[i]) || below_cal;
       const bool loaded = util_[i] >= th_.link_busy_util || pcie_util_[i] >= 0.1;
       r.holds[i] = below && loaded;
     }
     if (has(G::kLinkGen)) r.evidence.push_back({"link_gen", gen, percentile(gmax, 0.5)});
     if (has(G::kLinkWidth)) r.evidence.push_back({"link_width", w, percentile(wmax, 0.5)});
+    if (has(G::kLinkGenCalibrated)) r.evidence.push_back({"link_gen_calibrated", gcal, percentile(gcal, 0.5)});
+    if (has(G::kLinkWidthCalibrated)) r.evidence.push_back({"link_width_calibrated", wcal, percentile(wcal, 0.5)});
     r.evidence.push_back({"gpu_util", util_, th_.link_busy_util});
     r.action = "The PCIe link runs below its maximum generation or width under load: reseat the GPU or riser, "
-               "check BIOS PCIe settings and the slot (nvidia-smi -q: current vs max link).";
+               "check BIOS PCIe settings and the slot (nvidia-smi -q: current vs max link, or vs the link "
+               "recorded by gpulens calibrate).";
     return r;
   }
 

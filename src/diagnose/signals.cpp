@@ -12,7 +12,8 @@ std::string_view signal_name(GpuSig s) {
       "gpu_util",       "sm_active",       "sm_occupancy",  "gr_engine_active", "tensor_active",
       "dram_active",    "fb_used",         "fb_free",       "fragmentation",    "pcie_rx_bps",
       "pcie_tx_bps",    "pcie_rx_util",    "pcie_tx_util",  "pcie_peak_bps",    "link_gen",
-      "link_gen_max",   "link_width",      "link_width_max", "nvlink_rx_bps",   "nvlink_tx_bps",
+      "link_gen_max",   "link_width",      "link_width_max", "link_gen_calibrated", "link_width_calibrated",
+      "nvlink_rx_bps",  "nvlink_tx_bps",
       "nvlink_util",    "temperature",     "power",         "power_limit",      "sm_clock",
       "sm_clock_max",   "thermal_throttle", "power_throttle", "xid_rate",       "last_xid",
       "gpu_up",         "ecc_uncorrected_rate", "row_remap_failure", "numa_node"};

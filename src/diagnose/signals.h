@@ -48,6 +48,8 @@ enum class GpuSig : uint8_t {
   kLinkGenMax,
   kLinkWidth,
   kLinkWidthMax,
+  kLinkGenCalibrated,    // link at calibration time (gpulens calibrate)
+  kLinkWidthCalibrated,
   kNvlinkRxBps,
   kNvlinkTxBps,
   kNvlinkUtil,       // ratio

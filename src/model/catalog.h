@@ -68,6 +68,8 @@ enum class FieldId : uint16_t {
   kGpuPcieLinkGenMax,
   kGpuPcieLinkWidth,
   kGpuPcieLinkWidthMax,
+  kGpuPcieLinkGenCalibrated,
+  kGpuPcieLinkWidthCalibrated,
   kGpuPcieReplays,
   kGpuNvlinkTxBytes,
   kGpuNvlinkRxBytes,

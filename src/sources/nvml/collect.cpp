@@ -94,6 +94,10 @@ bool open_gpu(const NvmlApi& api, unsigned index, const std::string& driver, con
   }
   if (api.get_pcie_width_max != nullptr) api.get_pcie_width_max(gpu.dev, &gpu.width_max);
   gpu.peak = choose_pcie_peak(cal, gpu.uuid, gpu.name, gpu.gen_max, gpu.width_max);
+  if (const PcieCalibration::Entry* e = cal != nullptr ? cal->find(gpu.uuid, gpu.name) : nullptr) {
+    gpu.cal_gen = e->link_gen;
+    gpu.cal_width = e->link_width;
+  }
   if (gpu.peak.rx > 0) {
     gpu.peak_rx_extra = label("basis", gpu.peak.basis) + ",direction=\"rx\"";
     gpu.peak_tx_extra = label("basis", gpu.peak.basis) + ",direction=\"tx\"";
@@ -412,6 +416,8 @@ void collect_gpu(CollectContext& ctx, GpuState& gpu) {
     f.set(F::kGpuPciePeak, g, gpu.peak_rx_extra, gpu.peak.rx);
     f.set(F::kGpuPciePeak, g, gpu.peak_tx_extra, gpu.peak.tx);
   }
+  if (!p.lost && gpu.cal_gen > 0) f.set(F::kGpuPcieLinkGenCalibrated, g, gpu.cal_gen);
+  if (!p.lost && gpu.cal_width > 0) f.set(F::kGpuPcieLinkWidthCalibrated, g, gpu.cal_width);
   if (!p.lost && nvl_tx_rate >= 0) {
     f.set(F::kGpuNvlinkTxRate, g, nvl_tx_rate);
     f.set(F::kGpuNvlinkRxRate, g, nvl_rx_rate);

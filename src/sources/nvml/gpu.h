@@ -62,6 +62,7 @@ struct GpuState {
 
   // PCIe
   PciePeak peak;
+  unsigned cal_gen = 0, cal_width = 0;  // link recorded by gpulens calibrate; 0 unknown
   std::string peak_rx_extra, peak_tx_extra;
   double pcie_tx_total = 0, pcie_rx_total = 0;   // integrated bytes
   double pcie_tx_counter = -1, pcie_rx_counter = -1;  // last NVML byte counters (fields 197/198)

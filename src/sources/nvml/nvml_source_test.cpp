@@ -120,6 +120,23 @@ TEST(NvmlSource, CoreFieldsInCatalogUnits) {
   EXPECT_FALSE(v.contains("gpu_sm_active_ratio{0|}"));  // no GPM on this GPU
 }
 
+TEST(NvmlSource, CalibrationFileGivesThePeakAndTheRecordedLink) {
+  const std::string cal = ::testing::TempDir() + "/cal." + std::to_string(::getpid()) + ".json";
+  std::ofstream(cal) << R"({"gpus":[{"uuid":"GPU-aaaa","pcie_rx_bytes_per_second":5.5e10,)"
+                        R"("pcie_tx_bytes_per_second":5.2e10,"link_gen":5,"link_width":16}]})";
+  auto o = options();
+  o.calibration_file = cal;
+  Harness h(std::string(kOneGpu) + "value 0 pcie_width 8\nvalue 0 pcie_rx_kbs 26855468\n", o);
+  ASSERT_TRUE(h.src->open(h.reg).is_ok());
+  auto v = h.sample();
+  EXPECT_DOUBLE_EQ(v["gpu_pcie_peak_bytes_per_second{0|basis=\"calibrated\",direction=\"rx\"}"], 5.5e10);
+  EXPECT_DOUBLE_EQ(v["gpu_pcie_peak_bytes_per_second{0|basis=\"calibrated\",direction=\"tx\"}"], 5.2e10);
+  EXPECT_NEAR(v["gpu_pcie_rx_bandwidth_util_ratio{0|}"], 0.5, 1e-6);
+  EXPECT_EQ(v["gpu_pcie_link_generation_calibrated{0|}"], 5);
+  EXPECT_EQ(v["gpu_pcie_link_width_calibrated{0|}"], 16);
+  EXPECT_EQ(v["gpu_pcie_link_width{0|}"], 8);
+}
+
 TEST(NvmlSource, NotSupportedIsAbsentNotZero) {
   Harness h(std::string(kOneGpu) + "error 0 power_mw NOT_SUPPORTED\nerror 0 temp FUNCTION_NOT_FOUND\n");
   ASSERT_TRUE(h.src->open(h.reg).is_ok());
