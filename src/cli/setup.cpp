@@ -6,6 +6,7 @@
 
 #include "sources/registry.h"
 #include "util/duration.h"
+#include "util/log.h"
 
 namespace gpulens::cli {
 
@@ -81,6 +82,12 @@ Result<std::unique_ptr<Agent>> open_agent(const std::vector<std::string>& names,
 
 Result<std::unique_ptr<Agent>> make_agent(const AgentConfig& config, AgentOptions options, bool quiet) {
   const std::vector<std::string>& names = config.sources;
+  // snapshot and record (quiet) print their own messages: only warnings log.
+  log::Options log_options;
+  log::parse_level(config.log.level, log_options.level);
+  log::parse_format(config.log.format, log_options.format);
+  if (quiet) log_options.level = std::max(log_options.level, log::Level::kWarn);
+  log::configure(log_options);
   std::vector<std::string> notes;
   auto agent = open_agent(names, config, options, notes);
   if (!agent) return agent.status();
