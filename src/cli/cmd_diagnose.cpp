@@ -55,6 +55,13 @@ int run_diagnose(int argc, char** argv) {
     std::cerr << "gpulens diagnose: " << m << "\nRun 'gpulens diagnose --help' for usage.\n";
     return kExitUsage;
   };
+  if (!replay.empty()) {
+    // These shape a Prometheus query; a recording is windowed with --window.
+    for (const auto* o : {app.get_option("--range"), app.get_option("--end"), app.get_option("--match"),
+                          app.get_option("--step")}) {
+      if (o->count() > 0) return usage(o->get_name() + " applies to --prometheus; with --replay use --window");
+    }
+  }
   diagnose::Thresholds th;
   if (!config.empty()) {
     // The whole file is validated, as serve and check-config do.

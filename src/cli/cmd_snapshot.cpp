@@ -6,13 +6,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <thread>
 
 #include "cli/command.h"
 #include "cli/setup.h"
+#include "sources/sim/scenario.h"
+#include "util/duration.h"
 #include "util/http_client.h"
 
 namespace gpulens::cli {
@@ -35,7 +39,8 @@ std::string pct(double v) {
 }
 
 // Renders the table from the JSON document (the same one the API serves).
-int print_table(const std::string& json, bool colour) {
+// `note` (may be empty) is printed under the simulated-data banner.
+int print_table(const std::string& json, bool colour, const std::string& note) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (parser.parse(json).get(doc)) {
@@ -70,8 +75,44 @@ int print_table(const std::string& json, bool colour) {
   const char* dim = colour ? "\033[2m" : "";
   const char* reset = colour ? "\033[0m" : "";
   if (simulated) std::cout << yellow << "SIMULATED DATA (no NVIDIA driver): values come from a scenario" << reset << "\n";
-  std::printf("%-3s %-24s | %-24s | %-26s | %-25s | %s\n", "GPU", "NAME", "COMPUTE util SM occ TC", "MEMORY used    BW  frag",
-              "IO pcie rx/tx link nvl", "HEALTH power temp clocks");
+  if (!note.empty()) std::cout << note << "\n";
+  if (gpus.empty()) {
+    std::string sources;
+    simdjson::dom::array srcs;
+    if (!doc["sources"].get_array().get(srcs)) {
+      for (auto src : srcs) {
+        std::string_view n;
+        if (!src["name"].get_string().get(n) && n != "gpulens") sources += (sources.empty() ? "" : ", ") + std::string(n);
+      }
+    }
+    std::cout << "no GPUs: the sources (" << sources << ") report none; --format json shows the node's values\n";
+    return kExitOk;
+  }
+  // Columns: a section title, then each value right-aligned under its
+  // label, so the header's separators line up with the rows'.
+  struct Column {
+    const char* label;
+    size_t width;
+  };
+  const std::vector<std::pair<std::string, std::vector<Column>>> layout = {
+      {"COMPUTE", {{"util", 5}, {"SM", 5}, {"occ", 5}, {"TC", 5}}},
+      {"MEMORY", {{"used", 9}, {"BW", 5}, {"frag", 5}}},
+      {"IO", {{"pcie rx/tx", 11}, {"link", 7}, {"nvl", 5}}},
+  };
+  auto cell = [](const std::string& v, size_t width) {
+    return v.size() >= width ? " " + v : std::string(width - v.size(), ' ') + v;
+  };
+  std::string header = "GPU NAME                    ";
+  for (const auto& [title, cols] : layout) {
+    header += " | " + title;
+    for (const auto& c : cols) header += cell(c.label, c.width);
+  }
+  std::cout << header << " | HEALTH power temp clocks\n";
+  auto section = [&](size_t i, const std::vector<std::string>& values) {
+    std::string out(layout[i].first.size(), ' ');
+    for (size_t k = 0; k < values.size(); ++k) out += cell(values[k], layout[i].second[k].width);
+    return out;
+  };
   for (const auto& g : gpus) {
     std::string name = g.name.size() > 24 ? g.name.substr(0, 24) : g.name;
     if (g.get("gpu_up", 1) == 0) {
@@ -80,7 +121,7 @@ int print_table(const std::string& json, bool colour) {
       continue;
     }
     const double used = g.get("gpu_memory_used_bytes"), total = g.get("gpu_memory_total_bytes");
-    char mem[32] = "   -";
+    char mem[32] = "-";
     if (used >= 0 && total > 0) std::snprintf(mem, sizeof mem, "%3.0f/%-3.0fG", used / (1 << 30), total / (1 << 30));
     const double gen = g.get("gpu_pcie_link_generation"), width = g.get("gpu_pcie_link_width");
     char link[40] = "-";
@@ -93,14 +134,18 @@ int print_table(const std::string& json, bool colour) {
       }
     }
     const double temp = g.get("gpu_temperature_celsius");
-    std::printf("%-3s %-24s | %s %s %s %s | %-9s %s %s | %s/%s %-7s %s | %4.0fW %s%3.0fC%s %s%s%s\n", g.index.c_str(),
-                name.c_str(), pct(g.get("gpu_utilization_ratio")).c_str(), pct(g.get("gpu_sm_active_ratio")).c_str(),
-                pct(g.get("gpu_sm_occupancy_ratio")).c_str(), pct(g.get("gpu_tensor_core_util_ratio")).c_str(), mem,
-                pct(g.get("gpu_mem_bandwidth_util_ratio")).c_str(), pct(g.get("gpu_memory_fragmentation_ratio")).c_str(),
-                pct(g.get("gpu_pcie_rx_bandwidth_util_ratio")).c_str(), pct(g.get("gpu_pcie_tx_bandwidth_util_ratio")).c_str(),
-                link, pct(g.get("gpu_nvlink_bandwidth_util_ratio")).c_str(), g.get("gpu_power_watts", 0),
-                temp > 80 ? red : "", temp, reset, throttle.empty() ? dim : red,
-                throttle.empty() ? "ok" : throttle.c_str(), reset);
+    char rxtx[32];
+    std::snprintf(rxtx, sizeof rxtx, "%s/%s", pct(g.get("gpu_pcie_rx_bandwidth_util_ratio")).c_str(),
+                  pct(g.get("gpu_pcie_tx_bandwidth_util_ratio")).c_str());
+    const std::string compute =
+        section(0, {pct(g.get("gpu_utilization_ratio")), pct(g.get("gpu_sm_active_ratio")),
+                    pct(g.get("gpu_sm_occupancy_ratio")), pct(g.get("gpu_tensor_core_util_ratio"))});
+    const std::string memory = section(
+        1, {mem, pct(g.get("gpu_mem_bandwidth_util_ratio")), pct(g.get("gpu_memory_fragmentation_ratio"))});
+    const std::string io = section(2, {rxtx, link, pct(g.get("gpu_nvlink_bandwidth_util_ratio"))});
+    std::printf("%-3s %-24s | %s | %s | %s | %11.0fW %s%3.0fC%s %s%s%s\n", g.index.c_str(), name.c_str(),
+                compute.c_str(), memory.c_str(), io.c_str(), g.get("gpu_power_watts", 0), temp > 80 ? red : "", temp,
+                reset, throttle.empty() ? dim : red, throttle.empty() ? "ok" : throttle.c_str(), reset);
   }
   std::cout << dim
             << "util: a kernel ran (nvidia-smi); SM: SMs busy; occ: warps resident; TC: tensor cores; BW: DRAM bandwidth; "
@@ -120,10 +165,21 @@ int run_snapshot(int argc, char** argv) {
   app.add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}));
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
-  std::string json;
+  std::string json, note;
   if (!url.empty()) {
+    // Accept what users paste: host:port, a trailing slash, the /metrics URL.
+    std::string base = url;
+    if (base.find("://") == std::string::npos) base = "http://" + base;
+    if (!base.starts_with("http://")) {
+      std::cerr << "gpulens snapshot: --url " << url << ": only http:// is supported\n";
+      return kExitUsage;
+    }
+    while (base.ends_with("/")) base.pop_back();
+    for (const char* tail : {"/metrics", "/api/v1/current"}) {
+      if (base.ends_with(tail)) base.resize(base.size() - std::strlen(tail));
+    }
     HttpClient client({.timeout_ms = 5000});
-    auto r = client.get(url + "/api/v1/current");
+    auto r = client.get(base + "/api/v1/current");
     if (!r) {
       std::cerr << "gpulens snapshot: " << r.status().message() << "\n";
       return kExitFailure;
@@ -147,8 +203,24 @@ int run_snapshot(int argc, char** argv) {
       return kExitFailure;
     }
     // Rates (PCIe, GPM) need two samples on real GPUs.
-    (*agent)->collect_once(wall_ms());
-    if (!(*agent)->simulated()) {
+    const int64_t start = wall_ms();
+    (*agent)->collect_once(start);
+    if ((*agent)->simulated()) {
+      // A scenario's faults start later than time zero: show the moment the
+      // last of them is in effect, and say which moment that is.
+      const std::string dir =
+          config->source.sim.scenario_dir.empty() ? sim::default_scenario_dir() : config->source.sim.scenario_dir;
+      int64_t at = 0;
+      if (auto sc = sim::load_scenario(config->source.sim.scenario, dir)) {
+        for (const auto& f : sc->faults) at = std::max(at, f.after_ms);
+      }
+      if (at > 0) {
+        at += 10'000;  // past the onset, so rates and clocks have settled
+        (*agent)->collect_once(start + static_cast<int64_t>(static_cast<double>(at) / config->source.sim.speed));
+        note = "scenario \"" + config->source.sim.scenario + "\" at " + format_duration(at) +
+               " of scenario time, after its faults begin";
+      }
+    } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(config->interval_ms, 1000)));
       (*agent)->collect_once(wall_ms());
     }
@@ -158,7 +230,7 @@ int run_snapshot(int argc, char** argv) {
     std::cout << json;
     return kExitOk;
   }
-  return print_table(json, isatty(STDOUT_FILENO));
+  return print_table(json, isatty(STDOUT_FILENO), note);
 }
 
 }  // namespace gpulens::cli

@@ -3,7 +3,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <array>
+#include <string>
+#include <vector>
 #include <iostream>
 
 namespace gpulens::cli {
@@ -34,11 +37,51 @@ constexpr std::array kCommands{
     Command{"calibrate", "measure each GPU's real PCIe and peer bandwidth; --check compares with a past run",
             run_calibrate},
     Command{"rules", "print Prometheus alerting and recording rules with your thresholds", run_rules},
-    Command{"diagnose", "name why each GPU is not doing useful work (live, recording, Prometheus)", run_diagnose},
+    Command{"diagnose", "name why each GPU is not doing useful work (from a recording or Prometheus)", run_diagnose},
 };
 }  // namespace
 
 std::span<const Command> commands() { return kCommands; }
+
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string unknown_flag_message(CLI::App& app, int argc, char** argv, const std::string& fallback) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const auto& n : o->get_lnames()) names.push_back("--" + n);
+  }
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (!arg.starts_with("--")) continue;
+    arg = arg.substr(0, arg.find('='));
+    if (std::find(names.begin(), names.end(), arg) != names.end()) continue;
+    std::string best;
+    size_t best_d = 4;
+    for (const auto& n : names) {
+      const size_t d = edit_distance(arg, n);
+      if (d < best_d) best_d = d, best = n;
+    }
+    return "unknown flag " + arg + (best.empty() ? "" : " (did you mean " + best + "?)");
+  }
+  return fallback;
+}
+
+}  // namespace
 
 int parse(CLI::App& app, int argc, char** argv) {
   try {
@@ -49,6 +92,12 @@ int parse(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     std::cout << app.help("", CLI::AppFormatMode::All);
     return kExitOk;
+  } catch (const CLI::ExtrasError& e) {
+    // CLI11 lists extras in reverse and without a hint: name the first
+    // unknown flag as typed, with the closest real one.
+    std::cerr << app.get_name() << ": " << unknown_flag_message(app, argc, argv, e.what()) << "\n"
+              << "Run '" << app.get_name() << " --help' for usage.\n";
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     std::cerr << app.get_name() << ": " << e.what() << "\n"
               << "Run '" << app.get_name() << " --help' for usage.\n";

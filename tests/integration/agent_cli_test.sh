@@ -58,6 +58,35 @@ assert d["simulated"] is True and len(d["gpus"]) == 8, d.keys()
 assert d["gpus"][5]["fields"]["gpu_clock_event_active{reason=\"sw_power_cap\"}"] == 1
 '
 
+# snapshot --url takes what users paste: no scheme, a trailing slash, /metrics.
+for u in "127.0.0.1:$port" "http://127.0.0.1:$port/" "http://127.0.0.1:$port/metrics"; do
+  "$GPULENS" snapshot --url "$u" > "$work/snap-url.txt" 2>&1 || fail "snapshot --url $u: $(cat "$work/snap-url.txt")"
+done
+set +e; "$GPULENS" snapshot --url "https://127.0.0.1:$port" 2>"$work/err"; rc=$?; set -e
+[[ $rc -eq 2 ]] || fail "snapshot --url https:// exited $rc, want 2"
+# The header's separators line up with every row's.
+python3 - "$work/snap.txt" <<'PY' || fail "snapshot columns: $(cat "$work/snap.txt")"
+import sys
+lines = [l for l in open(sys.argv[1]) if "|" in l and "LOST" not in l]
+cols = lambda l: [i for i, c in enumerate(l) if c == "|"]
+assert all(cols(l) == cols(lines[0]) for l in lines), [cols(l) for l in lines]
+PY
+# A fault scenario is shown after its faults begin, and says when.
+"$GPULENS" snapshot --source sim --scenario thermal-throttle-one-gpu > "$work/snap-fault.txt"
+grep -q 'at 70s of scenario time' "$work/snap-fault.txt" || fail "snapshot time note: $(cat "$work/snap-fault.txt")"
+grep -q '^5 .*sw_thermal' "$work/snap-fault.txt" || fail "snapshot does not show GPU 5 throttled"
+"$GPULENS" snapshot --source host | grep -q '^no GPUs: the sources (host) report none' || fail "snapshot --source host"
+# Unknown flags: named in order with the closest real one; usage errors exit 2.
+set +e; "$GPULENS" snapshot --sorce sim 2>"$work/err"; rc=$?; set -e
+[[ $rc -eq 2 ]] && grep -q 'unknown flag --sorce (did you mean --source?)' "$work/err" || fail "--sorce: $rc $(cat "$work/err")"
+printf 'name: x\nbogus: 1\n' > "$work/unknown-key.yaml"
+for bad in "--scenario no-such-scenario" "--listen 0.0.0.0:99999" "--scenario $work/unknown-key.yaml"; do
+  set +e; "$GPULENS" serve --source sim $bad 2>"$work/err"; rc=$?; set -e
+  [[ $rc -eq 2 ]] || fail "serve $bad exited $rc, want 2: $(cat "$work/err")"
+done
+set +e; "$GPULENS" diagnose --replay "$work/none.om" --range 10m 2>"$work/err"; rc=$?; set -e
+[[ $rc -eq 2 ]] && grep -q -- '--range applies to --prometheus' "$work/err" || fail "--range with --replay: $rc $(cat "$work/err")"
+
 # --- port in use ------------------------------------------------------------
 set +e
 "$GPULENS" serve --listen "127.0.0.1:$port" --source sim 2>"$work/inuse.err"
