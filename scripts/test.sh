@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds everything and runs the whole test suite: unit tests, integration
 # tests against real Prometheus, Alertmanager, VictoriaMetrics and kubectl on
-# loopback, then the unit tests again under AddressSanitizer + UBSan.
+# loopback, then the unit tests again under AddressSanitizer + UBSan, then
+# every parser under libFuzzer for 15 s each (scripts/fuzz.sh; about 2 min
+# of fuzzing plus the clang build of the parsers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test
@@ -24,3 +26,7 @@ echo "== ASan + UBSan build and unit tests" >&2
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -j"$jobs"
+
+# Every parser under libFuzzer with ASan+UBSan, 15 s per target.
+echo "== fuzzing every parser (bounded)" >&2
+scripts/fuzz.sh 15

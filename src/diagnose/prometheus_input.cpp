@@ -90,10 +90,20 @@ Status parse_matrix(std::string_view what, std::string& body, std::vector<RawSer
             }
           } else if (k == "values") {
             for (simdjson::ondemand::array pair : f.value().get_array()) {
-              auto it = pair.begin();
-              const double ts = double(*it);
-              ++it;
-              const std::string_view v = std::string_view(*it);
+              // Exactly [timestamp, "value"]: stepping past the end of a
+              // shorter array is undefined in simdjson (found by fuzzing).
+              double ts = 0;
+              std::string_view v;
+              size_t n = 0;
+              for (auto element : pair) {
+                if (n == 0) ts = double(element);
+                else if (n == 1) v = std::string_view(element);
+                ++n;
+              }
+              if (n != 2) {
+                return io_error(std::string(what) + ": a sample is not a [timestamp, \"value\"] pair (" +
+                                std::to_string(n) + " elements)");
+              }
               int64_t t_ms = 0;
               if (!timestamp_to_ms(ts, t_ms) || ts > 1e11) {
                 char b[64];

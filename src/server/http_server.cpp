@@ -93,6 +93,7 @@ struct Conn {
   bool close_after = false;    // close once out is flushed
   bool linger = false;         // ... after reading what the client still sends
   bool peer_closed = false;
+  bool served = false;         // answered at least one request
   uint32_t events = 0;         // registered epoll mask
   size_t pending() const { return out.size() - out_off; }
 };
@@ -331,6 +332,7 @@ void HttpServer::run() {
       // valid until the next request.
       if (head.method != "HEAD") c.out += body;
       ++c.queued;
+      c.served = true;
       c.close_after = !head.keep_alive;
       c.in.erase(0, need);
       set_phase(c, c.in.empty() ? Phase::kIdle : Phase::kHead, now);
@@ -446,7 +448,9 @@ void HttpServer::run() {
       }
       if (conns.size() >= o.max_connections) {
         if (Conn* victim = pick_victim()) {
-          if (victim->phase == Phase::kHead) {
+          // A keep-alive connection between requests is closed quietly, as
+          // its idle timeout would; one that never completed a request is told.
+          if (victim->phase == Phase::kHead || !victim->served) {
             send_and_forget(victim->fd, error_response(503, "connection dropped for a newer one: server full"));
           }
           ++evicted_;

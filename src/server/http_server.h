@@ -11,7 +11,7 @@
 //     (408 either way); a keep-alive connection idle 30 s is closed;
 //   - bodies: a limit per route (body_limit; 4 KiB for GET/HEAD/DELETE,
 //     1 MiB otherwise by default) answered 413 before a byte of the body is
-//     read, and at most 64 MiB of bodies announced at once across all
+//     read, and at most 32 MiB of bodies announced at once across all
 //     connections (503 beyond);
 //   - pipelining: a connection with 16 responses or 1 MiB of response bytes
 //     queued is not read until its client reads; a client that reads nothing
@@ -85,7 +85,7 @@ struct HttpServerOptions {
   RequestLimits request;                  // head size, header count, target length
   size_t max_get_body_bytes = 4 * 1024;   // default limit for GET, HEAD, DELETE
   size_t max_body_bytes = 1 << 20;        // default limit for POST, PUT, and the cap of body_limit
-  size_t max_total_body_bytes = 64 << 20; // announced bodies in progress, all connections
+  size_t max_total_body_bytes = 32 << 20; // announced bodies in progress, all connections
   size_t max_pipelined = 16;              // responses queued per connection before reading stops
   size_t max_queued_response_bytes = 1 << 20;
   // Body limit per route, in bytes, capped at max_body_bytes; unset: the two
