@@ -120,7 +120,7 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
     {FieldId::kGpuUp, "gpu_up", kGauge, "", kHealth, kGpu,
      "1 when the GPU answers, 0 when it is lost or failing."},
     {FieldId::kGpuInfo, "gpu_info", kInfo, "", kHealth, kGpu,
-     "Identity of the GPU (labels model, pci_bus_id, driver, serial)."},
+     "Identity of the GPU (labels pci_bus_id, driver, serial; the model is gpu_name)."},
     {FieldId::kGpuPower, "gpu_power_watts", kGauge, "watts", kHealth, kGpu,
      "Board power draw.", "DCGM_FI_DEV_POWER_USAGE"},
     {FieldId::kGpuPowerLimit, "gpu_power_limit_watts", kGauge, "watts", kHealth, kGpu,
