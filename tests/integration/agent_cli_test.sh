@@ -14,6 +14,12 @@ set +e; "$GPULENS" serve --listen 127.0.0.1:1 --nvml-library /nonexistent/libnvi
 [[ $rc -eq 1 ]] || fail "serve without a GPU source exited $rc, want 1"
 grep -q "no GPU source could start (nvml: .*cannot load /nonexistent/libnvidia-ml.so.1.*--source sim" "$work/nodriver.err" \
   || fail "no-driver message: $(cat "$work/nodriver.err")"
+# A finding that starts is logged (checked at the end; the diagnosis runs
+# every 15 s): GPU 5 overheats after 2 s at 30x scenario speed.
+printf 'sources: [sim]\nsource: {sim: {scenario: thermal-throttle-one-gpu, speed: 30}}\ninterval: 200ms\ndiagnose: {thermal_for: 1s}\n' \
+  > "$work/findings.yaml"
+start_agent findings "$(free_port)" --config "$work/findings.yaml"
+
 # version names the build and what NVML loading would find.
 "$GPULENS" version --nvml-library /nonexistent/libnvidia-ml.so.1 > "$work/version.txt"
 for want in '^gpulens [0-9]' '^commit: [0-9a-f]' '^build: .*, GNU [0-9]' \
@@ -174,4 +180,7 @@ grep -q '^gpu_up{gpu="4",.*} 0 [0-9]*\.[0-9]*$' "$work/rec.om" || fail "recordin
 promtool tsdb create-blocks-from openmetrics "$work/rec.om" "$work/tsdb" > "$work/backfill.txt" 2>&1 \
   || fail "promtool backfill: $(tail -5 "$work/backfill.txt")"
 ls "$work/tsdb"/*/meta.json >/dev/null || fail "no TSDB block written"
+for _ in $(seq 60); do grep -q finding_started "$work/agent-findings.log" && break; sleep 0.5; done
+grep -q 'warn finding_started gpu=5 cause=thermal_throttle severity=' "$work/agent-findings.log" \
+  || fail "no finding_started log line: $(grep -v '^gpulens:' "$work/agent-findings.log" | tail -5)"
 echo "agent CLI end-to-end: ok"
