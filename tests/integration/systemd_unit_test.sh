@@ -20,6 +20,10 @@ timeout 60 systemd-analyze verify "$tmp/gpulens.service" 2>"$tmp/err" || fail "s
 if grep -i "gpulens.service" "$tmp/err"; then fail "systemd-analyze warns about the unit"; fi
 grep -q '^ExecStart=/usr/local/bin/gpulens serve ' "$root/deploy/systemd/gpulens.service" || fail "ExecStart is not gpulens serve"
 grep -q '^ExecStart=.* --source=nvml,host ' "$root/deploy/systemd/gpulens.service" || fail "ExecStart does not pin --source=nvml,host"
+# The listen address lives in the config file the unit installs: a --listen
+# flag in ExecStart would silently override it.
+if grep -q '^ExecStart=.*--listen' "$root/deploy/systemd/gpulens.service"; then fail "ExecStart overrides listen: with --listen"; fi
+"$gpulens" check-config "$root/deploy/systemd/gpulens.yaml" | grep -qx 'listen: 0.0.0.0:9400' || fail "the unit's config does not set listen"
 if "$gpulens" check-config --help >/dev/null 2>&1; then
   "$gpulens" check-config "$root/deploy/systemd/gpulens.yaml" >/dev/null || fail "gpulens check-config rejects deploy/systemd/gpulens.yaml"
 fi
