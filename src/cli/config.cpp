@@ -326,6 +326,9 @@ std::vector<std::string> validate(const AgentConfig& c) {
   if (c.remote_write.min_backoff_ms > c.remote_write.max_backoff_ms) {
     problems.push_back("remote_write.min_backoff is longer than remote_write.max_backoff");
   }
+  if (c.source.kubelet.timeout_ms > c.source.kubelet.refresh_ms) {
+    problems.push_back("source.kubelet.timeout is longer than source.kubelet.refresh");
+  }
   for (const auto& s : c.sources) {
     if (!find_source(s)) {
       std::string known;

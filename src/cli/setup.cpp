@@ -12,7 +12,7 @@ namespace gpulens::cli {
 
 void CommonFlags::add_to(CLI::App& app) {
   app.add_option("--config", config_path, "YAML config file (flags override it)");
-  app.add_option("--source", sources, "comma-separated sources (nvml, host, sim); default: nvml,host. "
+  app.add_option("--source", sources, "comma-separated sources (nvml, host, kubelet, sim); default: nvml,host. "
                                       "Without a GPU, ask for the simulator: --source sim");
   app.add_option("--scenario", scenario, "simulator scenario: a name in scenarios/ or a YAML file");
   app.add_option("--interval", interval, "sampling interval, e.g. 1s, 100ms (at least 100ms)");

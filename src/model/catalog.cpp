@@ -184,6 +184,11 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
      "Link rate of the InfiniBand/RoCE port in bytes per second (labels device, port)."},
     {FieldId::kHostProcessCpuAffinity, "host_gpu_process_affinity_info", kInfo, "", kHost, kNode,
      "CPUs and NUMA nodes a GPU process may run on (labels pid, gpu, cpus, numa_nodes)."},
+    {FieldId::kGpuPodInfo, "gpu_pod_info", kInfo, "", kHost, kNode,
+     "Kubernetes container the kubelet gave a GPU or MIG device (labels resource, device, gpu_uuid, namespace, "
+     "pod, container)."},
+    {FieldId::kKubeletAllocatableDevices, "gpu_kubelet_allocatable_devices", kGauge, "", kHost, kNode,
+     "Devices of the resource (label resource) the kubelet can hand to pods."},
     // ---- serving -------------------------------------------------------
     {FieldId::kServingLatency, "serving_request_latency_seconds", kHistogram, "seconds", kServing, kNode,
      "End-to-end request latency of the inference server on this node."},

@@ -115,6 +115,8 @@ enum class FieldId : uint16_t {
   kHostInfinibandTransmitBytes,
   kHostInfinibandRate,
   kHostProcessCpuAffinity,
+  kGpuPodInfo,
+  kKubeletAllocatableDevices,
   // serving
   kServingLatency,
   kServingRequestsRunning,

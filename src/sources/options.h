@@ -31,10 +31,17 @@ struct NvmlOptions {
   unsigned xid_wait_ms = 200;          // XID event wait; bounds how fast the thread stops
 };
 
+struct KubeletOptions {
+  std::string socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  int64_t refresh_ms = 10000;  // List at most this often; scrapes read the cached answer
+  int64_t timeout_ms = 2000;   // deadline of each call: a hung kubelet costs this, once per refresh
+};
+
 struct SourceOptions {
   SimOptions sim;
   HostOptions host;
   NvmlOptions nvml;
+  KubeletOptions kubelet;
 };
 
 }  // namespace gpulens

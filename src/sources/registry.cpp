@@ -4,6 +4,7 @@
 #include <array>
 
 #include "sources/host.h"
+#include "sources/kubelet/kubelet_source.h"
 #include "sources/nvml/nvml_source.h"
 #include "sources/sim/sim_source.h"
 
@@ -15,6 +16,8 @@ const std::array kSources{
     SourceEntry{"nvml", "NVIDIA GPUs through the driver's NVML (dlopen; GPM on Hopper+)", true, true, make_nvml_source},
     SourceEntry{"host", "host CPU, PSI, disk, NIC and InfiniBand from procfs/sysfs", true, false,
                 make_host_source},
+    SourceEntry{"kubelet", "Kubernetes pod, namespace and container per GPU from the kubelet's PodResources API",
+                false, false, make_kubelet_source},
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // libnvidia-ml.so.1: unit conversions, rates and counters, faults,
 // processes and pods, topology, XID events, old drivers.
 #include "sources/nvml/nvml_source.h"
+#include "sources/kubelet/pod_directory.h"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -283,6 +284,35 @@ TEST(NvmlSource, ProcessesCarryPodIdentityAndAffinity) {
   EXPECT_EQ(v["gpu_process_memory_used_bytes{0|pid=\"99999\",namespace=\"\",pod=\"\",container=\"\"}"], 4096);
   EXPECT_EQ(v["host_gpu_process_affinity_info{-1|pid=\"4243\",gpu=\"0\",cpus=\"32-63\",numa_nodes=\"1\"}"], 1);
   EXPECT_EQ(h.src->process_resolutions(), 2u);  // three collections, each process resolved once
+}
+
+// Inside the agent's pod the kubelet's pods/ directory is not mounted: the
+// cgroup gives only the pod UID. The kubelet source's directory names it,
+// when one container holds the process's GPU.
+TEST(NvmlSource, PodProcessesAreNamedFromTheKubeletDirectory) {
+  auto o = options();
+  o.kubelet_root = "/nonexistent";
+  Harness h(std::string(kOneGpu) + "process 0 pid=4242 mem=1073741824 sm=37\nprocess 0 pid=4243 mem=2048 sm=0\n", o);
+  ASSERT_TRUE(h.src->open(h.reg).is_ok());
+  const std::string uid = "pid=\"4242\",namespace=\"\",pod=\"0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b\",container=\"3f2a9c1b7d4e\"";
+  pod_directory().clear();
+  auto v = h.sample();
+  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|" + uid + "}"], 1073741824);
+
+  // Shared between two pods: which one the PID is in is unknown, so unnamed.
+  pod_directory().replace({{"nvidia.com/gpu.shared", "GPU-aaaa", "lab", "nb-a", "jupyter"},
+                           {"nvidia.com/gpu.shared", "GPU-aaaa", "lab", "nb-b", "jupyter"}});
+  v = h.sample();
+  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|" + uid + "}"], 1073741824);
+
+  pod_directory().replace({{"nvidia.com/gpu", "GPU-aaaa", "ml-team", "trainer-0", "trainer"}});
+  v = h.sample();
+  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|pid=\"4242\",namespace=\"ml-team\",pod=\"trainer-0\",container=\"trainer\"}"],
+            1073741824);
+  EXPECT_EQ(v.count("gpu_process_memory_used_bytes{0|" + uid + "}"), 0u);
+  // A host process (no pod) is never given the GPU's pod.
+  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|pid=\"4243\",namespace=\"\",pod=\"\",container=\"\"}"], 2048);
+  pod_directory().clear();
 }
 
 TEST(NvmlSource, TopologyNumaAndAffinity) {

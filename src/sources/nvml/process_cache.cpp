@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "model/series.h"
+#include "sources/kubelet/pod_directory.h"
 #include "sources/nvml/cgroup.h"
 
 namespace gpulens {
@@ -83,7 +84,7 @@ void ProcessCache::resolve(unsigned pid, ProcessIdentity& id) {
   const std::string dir = proc_root_ + "/" + std::to_string(pid);
   if (read_small_file(dir + "/cgroup", buf_)) {
     if (auto ref = parse_cgroup(buf_)) {
-      id.pod = ref->pod_uid;
+      id.pod = id.pod_uid = ref->pod_uid;
       id.container = ref->container_id.substr(0, 12);
       if (!ref->pod_uid.empty() && !kubelet_root_.empty()) {
         namespace fs = std::filesystem;
@@ -115,6 +116,21 @@ void ProcessCache::resolve(unsigned pid, ProcessIdentity& id) {
   }
   id.labels = label("pid", std::to_string(pid)) + "," + label("namespace", id.namespace_) + "," +
               label("pod", id.pod) + "," + label("container", id.container);
+}
+
+void ProcessCache::name_from_kubelet(ProcessIdentity& id, const std::string& gpu_uuid, const PodDirectory& directory) {
+  if (id.pod_uid.empty() || !id.namespace_.empty()) return;
+  const uint64_t generation = directory.generation();
+  if (generation == id.kubelet_generation) return;
+  id.kubelet_generation = generation;
+  auto owner = directory.sole_owner(gpu_uuid);
+  if (!owner) return;
+  id.namespace_ = owner->namespace_;
+  id.pod = owner->pod;
+  id.container = owner->container;
+  const std::string pid = id.labels.substr(5, id.labels.find('"', 5) - 5);
+  id.labels = label("pid", pid) + "," + label("namespace", id.namespace_) + "," + label("pod", id.pod) + "," +
+              label("container", id.container);
 }
 
 void ProcessCache::sweep() {

@@ -9,7 +9,11 @@
 // (<kubelet_root>/pods/<uid>/etc-hosts for the pod name, the projected
 // service-account volume's `namespace` file, the single directory under
 // containers/); otherwise `pod` holds the pod UID and `container` the short
-// container ID, and `namespace` stays empty.
+// container ID, and `namespace` stays empty -- until the kubelet source's
+// PodDirectory says which one container holds the process's GPU: then
+// name_from_kubelet() gives the process that container's namespace, pod and
+// container names (a GPU shared by several containers stays unnamed: which
+// of them a PID belongs to is not in PodResources).
 //
 //   ProcessCache cache("/proc", "/var/lib/kubelet");
 //   const ProcessIdentity* p = cache.lookup(4242);   // null: process gone
@@ -27,9 +31,13 @@
 
 namespace gpulens {
 
+class PodDirectory;
+
 struct ProcessIdentity {
   uint64_t start_time = 0;
   std::string namespace_, pod, container;
+  std::string pod_uid;                // from the cgroup; empty outside a pod
+  uint64_t kubelet_generation = 0;    // PodDirectory generation last consulted
   std::string labels;  // pid="..",namespace="..",pod="..",container=".." (pre-escaped)
   std::string cpus, mems;  // allowed CPUs / NUMA nodes, kernel list syntax
   // Labels of the affinity info series, one per GPU the process uses.
@@ -47,6 +55,9 @@ class ProcessCache {
   // Null when /proc/PID is gone or unreadable (the process is then still
   // reported, with only its pid: see processes.cpp).
   ProcessIdentity* lookup(unsigned pid);
+  // Names a pod process left unnamed from the kubelet's device directory
+  // (see above); a no-op once named or while the directory is unchanged.
+  void name_from_kubelet(ProcessIdentity& id, const std::string& gpu_uuid, const PodDirectory& directory);
   // Forgets processes not looked up since the previous sweep.
   void sweep();
   size_t size() const { return entries_.size(); }

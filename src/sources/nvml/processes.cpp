@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "sources/nvml/gpu.h"
+#include "sources/kubelet/pod_directory.h"
 #include "sources/nvml/process_cache.h"
 
 namespace gpulens {
@@ -55,6 +56,7 @@ void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) 
     std::memcpy(&pid, e + offsetof(nvmlProcessInfo_t, pid), sizeof pid);
     std::memcpy(&mem, e + offsetof(nvmlProcessInfo_t, usedGpuMemory), sizeof mem);
     ProcessIdentity* id = cache.lookup(pid);
+    if (id != nullptr) cache.name_from_kubelet(*id, gpu.uuid, pod_directory());
     std::string fallback;
     if (id == nullptr) fallback = label("pid", std::to_string(pid)) + ",namespace=\"\",pod=\"\",container=\"\"";
     const std::string& labels = id != nullptr ? id->labels : fallback;

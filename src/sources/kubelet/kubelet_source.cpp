@@ -1,0 +1,110 @@
+// The kubelet source; see kubelet_source.h.
+#include "sources/kubelet/kubelet_source.h"
+
+#include <chrono>
+
+#include "sources/kubelet/pod_directory.h"
+#include "sources/kubelet/pod_resources.h"
+
+namespace gpulens {
+namespace {
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The GPU UUID a device id names: itself for "GPU-…", the registered GPU for
+// GKE's "nvidia<N>"; unknown ("") for MIG devices, whose parent only NVML knows.
+std::string gpu_uuid_of(const std::string& device, const SeriesRegistry& reg) {
+  if (device.starts_with("GPU-")) return device;
+  if (device.starts_with("nvidia") && device.size() > 6 && device.find('/') == std::string::npos) {
+    int index = 0;
+    for (size_t i = 6; i < device.size(); ++i) {
+      if (device[i] < '0' || device[i] > '9') return "";
+      index = index * 10 + (device[i] - '0');
+      if (index > 4096) return "";
+    }
+    if (const GpuIdentity* g = reg.gpu(index)) return g->uuid;
+  }
+  return "";
+}
+
+class KubeletSource final : public Source {
+ public:
+  KubeletSource(const KubeletOptions& o, PodDirectory& dir, std::function<int64_t()> clock)
+      : options_(o), directory_(dir), client_(o.socket), clock_(clock ? std::move(clock) : steady_ms) {}
+
+  std::string_view name() const override { return "kubelet"; }
+
+  // The kubelet may come up after the agent: a missing socket is a failing
+  // sample, not a source that is "not applicable".
+  Status open(SeriesRegistry&) override { return Status::ok(); }
+
+  Status sample(Frame& frame) override {
+    const int64_t now = clock_();
+    if (!tried_ || now - last_try_ms_ >= options_.refresh_ms) refresh(frame.registry(), now);
+    for (const auto& l : info_labels_) frame.set_node(FieldId::kGpuPodInfo, l, 1);
+    for (const auto& [labels, n] : allocatable_) frame.set_node(FieldId::kKubeletAllocatableDevices, labels, n);
+    return status_;
+  }
+
+ private:
+  void refresh(const SeriesRegistry& reg, int64_t now) {
+    tried_ = true;
+    last_try_ms_ = now;
+    const auto timeout = std::chrono::milliseconds(options_.timeout_ms);
+    auto owners = client_.list(timeout);
+    if (!owners) {
+      status_ = owners.status();
+      if (now - last_ok_ms_ > 3 * options_.refresh_ms) drop();
+      return;
+    }
+    info_labels_.clear();
+    for (const auto& o : *owners) {
+      info_labels_.push_back(label("resource", o.resource) + "," + label("device", o.device) + "," +
+                             label("gpu_uuid", gpu_uuid_of(o.device, reg)) + "," + label("namespace", o.namespace_) +
+                             "," + label("pod", o.pod) + "," + label("container", o.container));
+    }
+    directory_.replace(std::move(*owners));
+    status_ = Status::ok();
+    last_ok_ms_ = now;
+
+    auto alloc = client_.allocatable(timeout);
+    allocatable_.clear();
+    if (alloc) {
+      for (const auto& a : *alloc) allocatable_.emplace_back(label("resource", a.resource), static_cast<double>(a.count));
+    } else if (alloc.status().code() != Code::kNotSupported) {
+      status_ = alloc.status();  // List worked: its view stands, the failure still shows
+    }
+  }
+
+  void drop() {
+    info_labels_.clear();
+    allocatable_.clear();
+    directory_.clear();
+  }
+
+  KubeletOptions options_;
+  PodDirectory& directory_;
+  PodResourcesClient client_;
+  std::function<int64_t()> clock_;
+  bool tried_ = false;
+  int64_t last_try_ms_ = 0, last_ok_ms_ = 0;
+  Status status_;
+  std::vector<std::string> info_labels_;
+  std::vector<std::pair<std::string, double>> allocatable_;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> make_kubelet_source(const KubeletOptions& options, PodDirectory& directory,
+                                            std::function<int64_t()> clock) {
+  return std::make_unique<KubeletSource>(options, directory, std::move(clock));
+}
+
+std::unique_ptr<Source> make_kubelet_source(const SourceOptions& options) {
+  return make_kubelet_source(options.kubelet, pod_directory());
+}
+
+}  // namespace gpulens
