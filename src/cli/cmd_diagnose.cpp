@@ -7,6 +7,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "cli/agent_findings.h"
 #include "cli/command.h"
 #include "cli/config.h"
 #include "diagnose/engine.h"
@@ -16,7 +17,6 @@
 #include "util/duration.h"
 
 namespace gpulens::cli {
-
 int run_diagnose(int argc, char** argv) {
   CLI::App app{
       "Name why each GPU is not doing useful work: input pipeline, host transfer, memory bandwidth, "
@@ -24,13 +24,15 @@ int run_diagnose(int argc, char** argv) {
       "evidence, action and the GPU time each cause wasted. Exit 0: no finding at --fail-on or above; "
       "3: there is one; 1: the input could not be read; 2: usage.",
       "gpulens diagnose"};
-  std::string replay, prometheus, range = "30m", end, match, step, window, config;
+  std::string replay, prometheus, agent_url, range = "30m", end, match, step, window, config;
   std::string format = "text", color = "auto", fail_on = "warning";
   auto* src = app.add_option_group("input", "where the data comes from");
   src->add_option("--replay", replay, "a recording (OpenMetrics with timestamps, e.g. from gpulens record)");
   src->add_option("--prometheus", prometheus, "base URL of a Prometheus-compatible query API");
+  src->add_option("--agent", agent_url, "base URL of a running gpulens agent: its live findings (/api/v1/findings)");
   src->require_option(1);
-  app.add_option("--range", range, "with --prometheus: how far back from --end (default 30m)");
+  auto* range_opt = app.add_option("--range", range, "with --prometheus: how far back from --end (default 30m); "
+                                                     "with --agent: the window of its history (default 30m)");
   app.add_option("--end", end, "with --prometheus: end of the window, RFC 3339 or Unix seconds (default now)");
   app.add_option("--match", match, "with --prometheus: extra label matchers, e.g. '{cluster=\"a\"}'");
   app.add_option("--step", step, "with --prometheus: query step (default: range/11000, at least 15s)");
@@ -72,7 +74,25 @@ int run_diagnose(int argc, char** argv) {
 
   Result<diagnose::SignalSet> set = Status(Code::kInternal, "no input");
   std::vector<std::string> warnings;
-  if (!replay.empty()) {
+  diagnose::Report report;
+  std::string agent_json;
+  if (!agent_url.empty()) {
+    std::string base = agent_url;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    if (!base.starts_with("http://")) return usage("--agent: expected an http:// URL, got \"" + agent_url + "\"");
+    std::string path = "/api/v1/findings";
+    if (range_opt->count() > 0) {
+      Result<int64_t> r = parse_duration_ms(range);
+      if (!r || *r <= 0) return usage("--range: " + (r ? std::string("must be positive") : r.status().message()));
+      path += "?range=" + range;
+    }
+    Result<diagnose::Report> got = fetch_agent_findings(base, path, agent_json);
+    if (!got) {
+      std::cerr << "gpulens diagnose: " << got.status().message() << "\n";
+      return got.status().code() == Code::kInvalidArgument ? kExitUsage : kExitFailure;
+    }
+    report = std::move(*got);
+  } else if (!replay.empty()) {
     diagnose::ReplayInfo info;
     set = diagnose::load_replay(replay, info, limits);
     warnings = info.stats.warnings;
@@ -110,14 +130,16 @@ int run_diagnose(int argc, char** argv) {
     set = diagnose::load_prometheus(q, info);
     if (set && set->hosts.empty()) set = not_found("prometheus " + prometheus + ": no GPU series in the window");
   }
-  if (!set) {
-    std::cerr << "gpulens diagnose: " << set.status().message() << "\n";
-    return set.status().code() == Code::kInvalidArgument && replay.empty() ? kExitUsage : kExitFailure;
+  if (agent_url.empty()) {
+    if (!set) {
+      std::cerr << "gpulens diagnose: " << set.status().message() << "\n";
+      return set.status().code() == Code::kInvalidArgument && replay.empty() ? kExitUsage : kExitFailure;
+    }
+    report = diagnose::diagnose(*set, th);
+    report.input_warnings = std::move(warnings);
   }
-  diagnose::Report report = diagnose::diagnose(*set, th);
-  report.input_warnings = std::move(warnings);
   if (format == "json") {
-    std::cout << diagnose::report_json(report);
+    std::cout << (agent_json.empty() ? diagnose::report_json(report) : agent_json);
   } else {
     const bool use_color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO));
     std::cout << diagnose::report_text(report, use_color);

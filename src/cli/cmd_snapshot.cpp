@@ -13,6 +13,7 @@
 #include <map>
 #include <thread>
 
+#include "cli/agent_findings.h"
 #include "cli/command.h"
 #include "cli/setup.h"
 #include "sources/sim/scenario.h"
@@ -166,6 +167,9 @@ int run_snapshot(int argc, char** argv) {
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
   std::string json, note;
+  std::unique_ptr<Agent> local;  // kept for the findings under the table
+  int64_t last_ms = 0;            // its last sample's time
+  diagnose::Thresholds thresholds;
   if (!url.empty()) {
     // Accept what users paste: host:port, a trailing slash, the /metrics URL.
     std::string base = url;
@@ -216,7 +220,8 @@ int run_snapshot(int argc, char** argv) {
       }
       if (at > 0) {
         at += 10'000;  // past the onset, so rates and clocks have settled
-        (*agent)->collect_once(start + static_cast<int64_t>(static_cast<double>(at) / config->source.sim.speed));
+        last_ms = start + static_cast<int64_t>(static_cast<double>(at) / config->source.sim.speed);
+        (*agent)->collect_once(last_ms);
         note = "scenario \"" + config->source.sim.scenario + "\" at " + format_duration(at) +
                " of scenario time, after its faults begin";
       }
@@ -225,12 +230,17 @@ int run_snapshot(int argc, char** argv) {
       (*agent)->collect_once(wall_ms());
     }
     json = (*agent)->current_json();
+    local = std::move(*agent);
+    last_ms = std::max(last_ms, wall_ms());
+    thresholds = config->diagnose;
   }
   if (format == "json") {
     std::cout << json;
     return kExitOk;
   }
-  return print_table(json, isatty(STDOUT_FILENO), note);
+  const int rc = print_table(json, isatty(STDOUT_FILENO), note);
+  if (rc == kExitOk) print_snapshot_findings(url, local.get(), last_ms, thresholds, isatty(STDOUT_FILENO), std::cout);
+  return rc;
 }
 
 }  // namespace gpulens::cli

@@ -50,7 +50,13 @@ Result<int64_t> parse_time_ms(std::string_view text) {
   // Unix seconds, possibly fractional.
   double unix_s = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), unix_s);
-  if (ec == std::errc() && p == s.data() + s.size()) return static_cast<int64_t>(std::llround(unix_s * 1000));
+  if (ec == std::errc() && p == s.data() + s.size()) {
+    // Year 9999 at most, so that milliseconds never overflow.
+    if (!(unix_s >= -253'402'300'799.0 && unix_s <= 253'402'300'799.0)) {
+      return invalid_argument("time \"" + s + "\" out of range (Unix seconds up to year 9999)");
+    }
+    return static_cast<int64_t>(std::llround(unix_s * 1000));
+  }
 
   std::tm tm{};
   int consumed = 0;

@@ -1,0 +1,129 @@
+// report_json() read back with simdjson's DOM parser.
+#include "diagnose/report_parse.h"
+
+#include <simdjson.h>
+
+#include <cmath>
+
+#include "util/duration.h"
+
+namespace gpulens::diagnose {
+namespace {
+
+using simdjson::dom::element;
+
+std::string str(element e, const char* key) {
+  std::string_view v;
+  return e[key].get(v) ? std::string() : std::string(v);
+}
+double number(element e, const char* key) {
+  double v = 0;
+  if (!e[key].get(v)) return v;
+  int64_t i = 0;
+  return e[key].get(i) ? std::nan("") : static_cast<double>(i);
+}
+int64_t time_ms(element e, const char* key) {
+  const std::string t = str(e, key);
+  Result<int64_t> ms = parse_time_ms(t);
+  return ms ? *ms : 0;
+}
+int64_t ms_of(double seconds) {
+  return std::isfinite(seconds) && std::fabs(seconds) < 1e12 ? static_cast<int64_t>(std::llround(seconds * 1000)) : 0;
+}
+
+Severity severity_of(std::string_view s) {
+  return s == "critical" ? Severity::kCritical : s == "info" ? Severity::kInfo : Severity::kWarning;
+}
+
+Finding finding_of(element f) {
+  Finding out;
+  out.cause = str(f, "cause");
+  out.layer = str(f, "layer");
+  out.severity = severity_of(str(f, "severity"));
+  out.state = str(f, "state") == "pending" ? State::kPending : State::kFiring;
+  out.since_ms = time_ms(f, "since");
+  out.held_ms = ms_of(number(f, "held_seconds"));
+  out.for_ms = ms_of(number(f, "for_seconds"));
+  out.action = str(f, "action");
+  const double waste = number(f, "waste_gpu_hours");
+  out.waste_gpu_seconds = std::isfinite(waste) ? waste * 3600 : 0;
+  simdjson::dom::array ev;
+  if (!f["evidence"].get(ev)) {
+    for (element e : ev) out.evidence.push_back({str(e, "signal"), number(e, "value"), number(e, "threshold"), str(e, "detail")});
+  }
+  element by;
+  if (!f["explained_by"].get(by) && by.is_object()) out.explained_by = {str(by, "cause"), str(by, "gpu"), str(by, "why")};
+  simdjson::dom::array periods;
+  if (!f["periods"].get(periods)) {
+    for (element p : periods) out.periods.emplace_back(time_ms(p, "from"), time_ms(p, "to"));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Report> report_from_json(std::string_view json, std::string_view what) {
+  simdjson::dom::parser parser;
+  element doc;
+  if (auto err = parser.parse(json.data(), json.size()).get(doc); err) {
+    return io_error(std::string(what) + ": not a diagnosis report: " + simdjson::error_message(err));
+  }
+  simdjson::dom::array hosts;
+  if (doc["hosts"].get(hosts)) return io_error(std::string(what) + ": not a diagnosis report (no \"hosts\")");
+  Report r;
+  element window;
+  if (!doc["window"].get(window)) {
+    r.from_ms = time_ms(window, "from");
+    r.to_ms = time_ms(window, "to");
+  }
+  for (element h : hosts) {
+    HostReport hr;
+    hr.host = str(h, "host");
+    simdjson::dom::array gpus;
+    if (h["gpus"].get(gpus)) continue;
+    for (element g : gpus) {
+      GpuReport gr;
+      gr.gpu = str(g, "gpu");
+      gr.uuid = str(g, "uuid");
+      gr.model = str(g, "model");
+      const double waste = number(g, "waste_gpu_hours");
+      gr.waste_gpu_seconds = std::isfinite(waste) ? waste * 3600 : 0;
+      const double covered = number(g, "covered_seconds");
+      gr.covered_ms = std::isfinite(covered) ? ms_of(covered) : r.to_ms - r.from_ms;
+      simdjson::dom::array list;
+      if (!g["findings"].get(list)) {
+        for (element f : list) gr.findings.push_back(finding_of(f));
+      }
+      if (!g["not_assessed"].get(list)) {
+        for (element n : list) gr.not_assessed.push_back({str(n, "cause"), str(n, "reason")});
+      }
+      if (!g["notes"].get(list)) {
+        for (element n : list) {
+          std::string_view v;
+          if (!n.get(v)) gr.notes.emplace_back(v);
+        }
+      }
+      r.covered_gpu_seconds += static_cast<double>(gr.covered_ms) / 1000.0;
+      ++r.gpu_count;
+      hr.gpus.push_back(std::move(gr));
+    }
+    r.hosts.push_back(std::move(hr));
+  }
+  element by_cause;
+  if (!doc["waste"]["by_cause"].get(by_cause) && by_cause.is_object()) {
+    for (auto [k, v] : simdjson::dom::object(by_cause)) {
+      const double h = number(v, "gpu_hours");
+      if (std::isfinite(h)) r.waste_by_cause[std::string(k)] = h * 3600;
+    }
+  }
+  simdjson::dom::array warnings;
+  if (!doc["warnings"].get(warnings)) {
+    for (element w : warnings) {
+      std::string_view v;
+      if (!w.get(v)) r.input_warnings.emplace_back(v);
+    }
+  }
+  return r;
+}
+
+}  // namespace gpulens::diagnose
