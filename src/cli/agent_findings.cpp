@@ -68,7 +68,10 @@ void print_findings_brief(const diagnose::Report& report, bool colour, std::ostr
       } else {
         const char* c = f->severity == diagnose::Severity::kCritical ? red : f->severity == diagnose::Severity::kWarning ? yellow : dim;
         // The action's first sentence: the table stays a glance.
-        std::string action = f->action.substr(0, f->action.find(": "));
+        const size_t cut = std::min(f->action.find(": "), f->action.find(". ") == std::string::npos
+                                                               ? std::string::npos
+                                                               : f->action.find(". ") + 1);
+        std::string action = f->action.substr(0, cut);
         if (action.size() > 90) action = action.substr(0, 87) + "...";
         out << c << bold << sev << reset << "  " << bold << f->cause << reset << "  since "
             << format_rfc3339(f->since_ms) << ", held " << diagnose::human(f->held_ms) << dim << "  " << action
