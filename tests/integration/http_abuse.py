@@ -5,7 +5,7 @@ resident memory (VmRSS, and VmHWM for the peak) from /proc, and checks that a
 scrape still gets through. Prints one line per case; exits 1 on the first
 failure.
 
-  http_abuse.py PORT PID
+  http_abuse.py PORT PID [SLOW_CONNECTIONS]   (default 600)
 """
 import socket
 import sys
@@ -13,6 +13,7 @@ import time
 
 PORT = int(sys.argv[1])
 PID = int(sys.argv[2])
+SLOW = int(sys.argv[3]) if len(sys.argv) > 3 else 600
 MIB = 1 << 20
 
 
@@ -222,7 +223,7 @@ case_big_head()
 case_pipelined()
 case_partial_bodies()
 case_connection_flood()
-case_slow_headers()
+case_slow_headers(SLOW)
 check_scrape("after")
 print(f"agent RSS {rss_mib():.1f} MiB now, peak {peak_mib():.1f} MiB (peak before the cases {start_peak:.1f} MiB)")
 if peak_mib() > 256:
