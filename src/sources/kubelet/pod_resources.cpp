@@ -4,7 +4,7 @@
 // no TLS) with the stubs generated from api.proto. Chosen over a hand-made
 // HTTP/2 client because the kubelet's responses use HPACK with Huffman-coded
 // headers and flow control; gRPC's own stack gets those right, and its cost
-// (about 6 MB of shared libraries) is measured in docs/PERFORMANCE.md.
+// (10 MB more shared libraries for the binary) is measured in docs/PERFORMANCE.md.
 #include "sources/kubelet/pod_resources.h"
 
 #include <sys/stat.h>
