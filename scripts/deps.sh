@@ -3,12 +3,12 @@
 # Idempotent: installs only what is missing. Run as root (or with sudo).
 set -euo pipefail
 
-BUILD=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev
+BUILD=(cmake ninja-build g++ pkg-config nodejs npm libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev
        libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
        libsimdjson-dev libsnappy-dev libcli11-dev libdeflate-dev zlib1g-dev)
 # Real servers and tools the integration tests drive on loopback.
 TEST=(prometheus prometheus-alertmanager victoria-metrics kubectl curl jq python3 python3-yaml python3-jsonschema
-      python3-kubernetes systemd procps clang libclang-rt-14-dev)
+      python3-kubernetes systemd procps clang libclang-rt-14-dev chromium)
 
 want=("${BUILD[@]}")
 [[ "${1:-}" == "--test" ]] && want+=("${TEST[@]}")

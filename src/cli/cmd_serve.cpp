@@ -16,7 +16,7 @@ namespace gpulens::cli {
 int run_serve(int argc, char** argv) {
   CLI::App app{"Run the agent: sample every GPU and the host, serve /metrics and the JSON API.", "gpulens serve"};
   CommonFlags flags;
-  std::string listen, history, remote_write;
+  std::string listen, history, remote_write, prefill;
   bool dcgm = false;
   flags.add_to(app);
   app.add_option("--listen", listen, "HOST:PORT to serve on (default 127.0.0.1:9400; 0.0.0.0:9400 for all)");
@@ -24,6 +24,9 @@ int run_serve(int argc, char** argv) {
   app.add_flag("--dcgm-names", dcgm, "also export dcgm-exporter's DCGM_FI_* names and labels");
   app.add_option("--remote-write", remote_write,
                  "push every sample to this Prometheus remote_write URL (VictoriaMetrics, Mimir, Prometheus)");
+  app.add_option("--sim-prefill", prefill,
+                 "simulator only: start with this much history (e.g. 1h), computed at once on a virtual clock "
+                 "(demos, tests of the web page)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
   auto config = flags.resolve();
@@ -73,6 +76,19 @@ int run_serve(int argc, char** argv) {
   if (!agent) {
     std::cerr << "gpulens serve: " << agent.status().message() << "\n";
     return kExitFailure;
+  }
+  if (!prefill.empty()) {
+    auto d = parse_duration_ms(prefill);
+    if (!d || *d <= 0 || *d > config->history_ms) {
+      std::cerr << "gpulens serve: --sim-prefill: " << (d ? "must be positive and at most --history" : d.status().message()) << "\n";
+      return kExitUsage;
+    }
+    if (!(*agent)->simulated()) {
+      std::cerr << "gpulens serve: --sim-prefill needs the simulator (--source sim)\n";
+      return kExitUsage;
+    }
+    (*agent)->prefill(*d);
+    std::cerr << "gpulens: history prefilled with " << format_duration(*d) << " of simulated samples (virtual clock)\n";
   }
   AgentHooks hooks;
   auto extras = add_serve_extras(**agent, *config, hooks);

@@ -6,6 +6,7 @@
 
 #include "server/gzip.h"
 #include "server/history_routes.h"
+#include "server/web_routes.h"
 #include "server/query.h"
 #include "util/duration.h"
 #include "util/json.h"
@@ -77,6 +78,13 @@ void Agent::collect_once(int64_t now_ms) {
   }
   publish_self(now_ms);
   history_->record(registry_, live_, now_ms);
+}
+
+void Agent::prefill(int64_t duration_ms) {
+  const int64_t interval = std::max<int64_t>(options_.interval_ms, 1);
+  const int64_t steps = std::min<int64_t>(duration_ms / interval, static_cast<int64_t>(history_->capacity()) - 1);
+  const int64_t now = wall_ms();
+  for (int64_t i = steps; i >= 1; --i) collect_once(now - i * interval);
 }
 
 void Agent::run_source(Runner& r) {
@@ -330,17 +338,9 @@ void Agent::handle(const ServerRequest& req, ServerResponse& res) {
     res.body = hooks_.findings_json(wall_ms(), window);
     return;
   }
-  if (req.path == "/") {
-    res.content_type = "text/html; charset=utf-8";
-    res.body =
-        "<html><head><title>gpulens</title></head><body><h1>gpulens</h1><ul>"
-        "<li><a href=\"/metrics\">/metrics</a></li><li><a href=\"/api/v1/current\">/api/v1/current</a></li>"
-        "<li><a href=\"/api/v1/findings\">/api/v1/findings</a></li><li><a href=\"/healthz\">/healthz</a></li>"
-        "</ul></body></html>\n";
-    return;
-  }
+  if (handle_web_routes(req, res)) return;
   res.status = 404;
-  res.body = "not found: try /metrics, /api/v1/current, /api/v1/findings or /healthz\n";
+  res.body = "not found: try /, /metrics, /api/v1/current, /api/v1/findings or /healthz\n";
 }
 
 }  // namespace gpulens

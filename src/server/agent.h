@@ -12,7 +12,7 @@
 //   /api/v1/current     current values as JSON (what `gpulens snapshot` reads); ?gpu=N
 //   /api/v1/findings    diagnosis of the recent history as JSON; ?range=30m
 //   /api/v1/history, /api/v1/export   see history_routes.h
-//   /                   a short index
+//   /, /assets/*        the web page (web_routes.h)
 //
 // Start order: open sources -> start source threads -> recorder -> HTTP.
 // Stop order is the reverse.
@@ -77,6 +77,9 @@ class Agent {
   int port() const { return server_ ? server_->port() : 0; }
   // Samples every source once, synchronously, at `now_ms` (snapshot, record).
   void collect_once(int64_t now_ms);
+  // Fills the history with `duration_ms` of samples ending now, taken at
+  // once on a virtual clock (the simulator's demo and test mode). Before start().
+  void prefill(int64_t duration_ms);
   // Current values as the JSON document of /api/v1/current; `only_gpu` >= 0
   // keeps that GPU alone.
   std::string current_json(int only_gpu = -1);

@@ -1,0 +1,70 @@
+// Drives Debian's chromium (playwright-core, locked) against a running agent:
+//   node web_test.mjs http://127.0.0.1:PORT [SCREENSHOT_DIR]
+// The agent runs the thermal-throttle-one-gpu scenario with prefilled history.
+// Every request to another host is blocked (and counted): the page must render
+// from the agent alone. Exits 1 with the reason on the first failed check.
+import { chromium } from "playwright-core";
+
+const base = process.argv[2];
+const shots = process.argv[3];
+const fail = (msg) => { console.error("FAIL: " + msg); process.exit(1); };
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox"] });
+try {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: "dark" });
+  const page = await context.newPage();
+  const origin = new URL(base).origin;
+  const foreign = [];
+  await context.route("**/*", (route) => {
+    if (new URL(route.request().url()).origin === origin) return route.continue();
+    foreign.push(route.request().url());
+    return route.abort();
+  });
+  const errors = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("pageerror", (e) => errors.push(String(e)));
+
+  await page.goto(base + "/", { waitUntil: "load" });
+  await page.waitForSelector("#gpus .card", { timeout: 10000 });
+  const cards = await page.$$eval("#gpus .card", (els) => els.map((e) => e.dataset.gpu));
+  if (cards.join(",") !== "0,1,2,3,4,5,6,7") fail("overview shows GPUs " + cards.join(","));
+  if (await page.isHidden("#banner")) fail("no SIMULATED banner");
+  const flagged = await page.$$eval("#gpus .card", (els) => els.filter((e) => e.querySelector('[data-cause="thermal_throttle"]')).map((e) => e.dataset.gpu));
+  if (flagged.join(",") !== "5") fail("thermal_throttle shown on GPUs [" + flagged.join(",") + "], expected 5 only");
+  const sparks = await page.$$eval("#gpus .card polyline", (els) => els.length);
+  if (sparks < 8) fail("only " + sparks + " sparklines drawn");
+  // Keyboard: the cards are links, reachable with Tab.
+  const tabbable = await page.$$eval("#gpus .card", (els) => els.every((e) => e.tabIndex >= 0));
+  if (!tabbable) fail("cards are not keyboard-focusable");
+  if (shots) await page.screenshot({ path: shots + "/web-overview.png" });
+
+  // Click GPU 5: its charts.
+  await page.click('#gpus .card[data-gpu="5"]');
+  await page.waitForSelector("#layers .chart canvas", { timeout: 10000 });
+  const layers = await page.$$eval("#layers .chart", (els) => els.filter((e) => e.querySelector("canvas")).map((e) => e.dataset.layer));
+  if (layers.join(",") !== "compute,memory,io,health") fail("GPU page charts: " + layers.join(","));
+  const ev = await page.$$eval("#evidence .chart", (els) => els.map((e) => ({
+    signal: e.dataset.signal, threshold: e.dataset.threshold,
+    legend: [...e.querySelectorAll(".u-legend .u-series .u-label")].map((l) => l.textContent) })));
+  const temp = ev.find((e) => e.signal === "temperature");
+  if (!temp) fail("no temperature evidence chart: " + JSON.stringify(ev));
+  if (!temp.legend.includes("threshold") || temp.threshold !== "80") fail("the evidence chart lacks its threshold: " + JSON.stringify(temp));
+  // A range button re-reads the history.
+  await page.click('[data-range="5m"]');
+  await page.waitForSelector('[data-range="5m"][aria-pressed="true"]', { timeout: 10000 });
+  await page.waitForSelector("#layers .chart canvas", { timeout: 10000 });
+  if (shots) {
+    await page.click('[data-range="30m"]');
+    await page.waitForSelector('[data-range="30m"][aria-pressed="true"]');
+    await page.waitForSelector("#evidence .chart canvas");
+    await page.screenshot({ path: shots + "/web-gpu.png", fullPage: true });
+  }
+  // Light theme toggles.
+  await page.click("#theme");
+  if (!(await page.evaluate(() => document.documentElement.classList.contains("light")))) fail("the theme button does not switch to light");
+
+  if (errors.length) fail("console errors: " + errors.join(" | "));
+  if (foreign.length) fail("requests left the agent: " + foreign.join(", "));
+  console.log("PASS: 8 GPUs, thermal_throttle on GPU 5 only, charts, threshold, keyboard, no console errors, no foreign request");
+} finally {
+  await browser.close();
+}

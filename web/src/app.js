@@ -1,0 +1,231 @@
+// The agent's web page: an overview of every GPU (#/) and a page per GPU
+// (#/gpu/N). It reads only the agent's own JSON API (/api/v1/current,
+// /api/v1/findings, /api/v1/history) and draws with uPlot, bundled in.
+(function () {
+  "use strict";
+  const $ = (sel, el) => (el || document).querySelector(sel);
+  const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+  const pct = (v) => (v == null || isNaN(v) ? "–" : Math.round(v * 100) + "%");
+  const gib = (b) => (b == null ? "–" : (b / 2 ** 30).toFixed(0));
+  const getJSON = (url) => fetch(url).then((r) => { if (!r.ok) throw new Error(url + ": " + r.status); return r.json(); });
+
+  // Evidence signals of the diagnosis, drawn from the history they come from.
+  const EVIDENCE = {
+    temperature: { series: ["gpu_temperature_celsius"] },
+    sm_clock_ratio: { series: ["gpu_sm_clock_hertz", "gpu_sm_clock_max_hertz"], f: (a, b) => (b ? a / b : null) },
+    power_over_limit: { series: ["gpu_power_watts", "gpu_power_limit_watts"], f: (a, b) => (b ? a / b : null) },
+    pcie_util: { series: ["gpu_pcie_rx_bandwidth_util_ratio", "gpu_pcie_tx_bandwidth_util_ratio"], f: (a, b) => Math.max(a ?? 0, b ?? 0) },
+    pcie_util_full_link: { series: ["gpu_pcie_rx_bandwidth_util_ratio", "gpu_pcie_tx_bandwidth_util_ratio"], f: (a, b) => Math.max(a ?? 0, b ?? 0) },
+    dram_active: { series: ["gpu_mem_bandwidth_util_ratio"] },
+    tensor_active: { series: ["gpu_tensor_core_util_ratio"] },
+    gpu_util: { series: ["gpu_utilization_ratio"] },
+    sm_occupancy: { series: ["gpu_sm_occupancy_ratio"] },
+    nvlink_util: { series: ["gpu_nvlink_bandwidth_util_ratio"] },
+    fragmentation: { series: ["gpu_memory_fragmentation_ratio"] },
+    fb_used_ratio: { series: ["gpu_memory_used_bytes", "gpu_memory_total_bytes"], f: (a, b) => (b ? a / b : null) },
+    fb_used: { series: ["gpu_memory_used_bytes"] },
+    gpu_up: { series: ["gpu_up"] },
+  };
+  const LAYERS = [
+    { name: "compute", series: ["gpu_utilization_ratio", "gpu_sm_active_ratio", "gpu_sm_occupancy_ratio", "gpu_tensor_core_util_ratio"] },
+    { name: "memory", series: ["gpu_mem_bandwidth_util_ratio", "gpu_memory_util_ratio", "gpu_memory_fragmentation_ratio"] },
+    { name: "io", series: ["gpu_pcie_rx_bandwidth_util_ratio", "gpu_pcie_tx_bandwidth_util_ratio", "gpu_nvlink_bandwidth_util_ratio"] },
+    { name: "health", series: ["gpu_temperature_celsius", "gpu_power_watts"] },
+  ];
+  const COLORS = ["#5aa9ff", "#3fb950", "#d29922", "#bc8cff", "#f85149", "#39c5cf", "#ff9bce", "#8b949e"];
+
+  let timer = null;
+  let charts = [];
+  const state = { range: "30m" };
+
+  function theme(toggle) {
+    let t = localStorage.getItem("gpulens-theme") || (matchMedia("(prefers-color-scheme: light)").matches ? "light" : "dark");
+    if (toggle) { t = t === "light" ? "dark" : "light"; localStorage.setItem("gpulens-theme", t); }
+    document.documentElement.classList.toggle("light", t === "light");
+    $("#theme").textContent = t === "light" ? "dark" : "light";
+  }
+
+  function header(cur) {
+    $("#banner").hidden = !cur.simulated;
+    $("#sources").innerHTML = cur.sources.map((s) =>
+      `<span class="chip ${s.up ? "up" : "down"}" title="${esc(s.error || "up")}">${esc(s.name)}</span>`).join("");
+  }
+
+  // Per GPU: field lookup by name (first series of that name).
+  function fieldsOf(g) {
+    const out = {};
+    for (const [k, v] of Object.entries(g.fields)) {
+      const name = k.split("{")[0];
+      if (!(name in out)) out[name] = v;
+      if (k.startsWith("gpu_clock_event_active") && v > 0) (out.reasons = out.reasons || []).push(k.match(/reason="([^"]*)"/)[1]);
+    }
+    return out;
+  }
+
+  function findingsByGpu(rep) {
+    const out = {};
+    for (const h of rep.hosts || []) for (const g of h.gpus || []) out[g.gpu] = g;
+    return out;
+  }
+
+  function sparkline(values, max) {
+    const pts = values.map((v, i) => (v == null ? null : [i, v])).filter(Boolean);
+    if (pts.length < 2) return `<svg class="spark" viewBox="0 0 100 22"></svg>`;
+    const n = values.length - 1 || 1;
+    const top = max || Math.max(...pts.map((p) => p[1]), 1e-9);
+    const d = pts.map((p) => `${((p[0] / n) * 100).toFixed(1)},${(21 - (Math.min(p[1], top) / top) * 20).toFixed(1)}`).join(" ");
+    return `<svg class="spark" viewBox="0 0 100 22" preserveAspectRatio="none"><polyline fill="none" stroke="var(--accent)" stroke-width="1.2" vector-effect="non-scaling-stroke" points="${d}"/></svg>`;
+  }
+
+  function findingHTML(f) {
+    const since = f.since ? new Date(f.since).toLocaleTimeString() : "";
+    return `<li class="finding ${esc(f.severity)}" data-cause="${esc(f.cause)}">
+      <span class="cause">${esc(f.cause)}</span> <span class="sev ${esc(f.severity)}">${esc(f.severity)}</span>
+      ${f.state && f.state !== "firing" ? `<span class="muted">${esc(f.state)}</span>` : ""}
+      <div class="meta">${esc(f.layer || "")} · since ${esc(since)}${f.waste_gpu_hours ? ` · waste ${f.waste_gpu_hours.toFixed(2)} GPU-h` : ""}</div>
+      <div>${esc(f.action || "")}</div></li>`;
+  }
+
+  async function overview() {
+    const [cur, rep, hist] = await Promise.all([
+      getJSON("/api/v1/current"),
+      getJSON("/api/v1/findings").catch(() => ({ hosts: [] })),
+      getJSON("/api/v1/history?series=gpu_sm_active_ratio,gpu_mem_bandwidth_util_ratio,gpu_pcie_rx_bandwidth_util_ratio,gpu_temperature_celsius&range=5m"),
+    ]);
+    header(cur);
+    const diag = findingsByGpu(rep);
+    const spark = {};
+    for (const s of hist.series) if (!s.labels) spark[s.gpu + "/" + s.name] = s.values;
+    const sp = (g, n, max) => sparkline(spark[g + "/" + n] || [], max);
+    const cards = cur.gpus.map((g) => {
+      const f = fieldsOf(g);
+      const d = diag[g.gpu] || { findings: [] };
+      const link = f.gpu_pcie_link_generation ? `G${f.gpu_pcie_link_generation}x${f.gpu_pcie_link_width}` : "";
+      return `<a class="card" href="#/gpu/${esc(g.gpu)}" data-gpu="${esc(g.gpu)}" aria-label="GPU ${esc(g.gpu)}">
+        <h2>GPU ${esc(g.gpu)} <small>${esc(g.name)}</small></h2>
+        <div class="row"><span class="k">compute</span>${sp(g.gpu, "gpu_sm_active_ratio", 1)}<span class="v">SM ${pct(f.gpu_sm_active_ratio)} · occ ${pct(f.gpu_sm_occupancy_ratio)}</span></div>
+        <div class="row"><span class="k">memory</span>${sp(g.gpu, "gpu_mem_bandwidth_util_ratio", 1)}<span class="v">${gib(f.gpu_memory_used_bytes)}/${gib(f.gpu_memory_total_bytes)} G · BW ${pct(f.gpu_mem_bandwidth_util_ratio)}</span></div>
+        <div class="row"><span class="k">io</span>${sp(g.gpu, "gpu_pcie_rx_bandwidth_util_ratio", 1)}<span class="v">PCIe ${pct(f.gpu_pcie_rx_bandwidth_util_ratio)}/${pct(f.gpu_pcie_tx_bandwidth_util_ratio)} ${esc(link)}</span></div>
+        <div class="row"><span class="k">health</span>${sp(g.gpu, "gpu_temperature_celsius", 100)}<span class="v">${f.gpu_power_watts != null ? Math.round(f.gpu_power_watts) + " W" : "–"} · ${f.gpu_temperature_celsius != null ? Math.round(f.gpu_temperature_celsius) + " °C" : "–"}</span></div>
+        ${(f.reasons || []).length ? `<div class="meta muted">clocks cut: ${esc(f.reasons.join(", "))}</div>` : ""}
+        ${d.findings.length ? `<ul class="findings">${d.findings.map(findingHTML).join("")}</ul>` : `<div class="healthy">no findings</div>`}
+        ${d.waste_gpu_hours ? `<div class="muted">waste ${d.waste_gpu_hours.toFixed(2)} GPU-h over the window</div>` : ""}
+      </a>`;
+    });
+    const byCause = (rep.waste && rep.waste.by_cause) || {};
+    const waste = Object.entries(byCause).map(([c, w]) => `${esc(c)} ${Number(w.gpu_hours || 0).toFixed(2)} GPU-h`).join(" · ");
+    $("#main").innerHTML = `<h1 class="sr">${cur.gpus.length} GPUs</h1>
+      ${waste ? `<p class="muted">waste by cause: ${waste}</p>` : ""}
+      <div class="grid" id="gpus">${cards.join("")}</div>`;
+  }
+
+  function chart(el, title, xs, series, opts) {
+    const data = [xs, ...series.map((s) => s.values)];
+    const width = Math.max(300, el.clientWidth - 16);
+    const dim = getComputedStyle(document.documentElement).getPropertyValue("--dim").trim() || "#9aa4b1";
+    const u = new uPlot({
+      width, height: 200, title: undefined,
+      cursor: { drag: { x: true, y: false } },
+      scales: { x: { time: true } },
+      axes: [{ stroke: dim, grid: { stroke: "rgba(128,128,128,.15)" } }, { stroke: dim, grid: { stroke: "rgba(128,128,128,.15)" }, size: 60 }],
+      series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: s.color || COLORS[i % COLORS.length], width: s.dash ? 1.5 : 1.2, dash: s.dash, spanGaps: false }))],
+      hooks: opts && opts.held ? { drawClear: [(u) => {
+        const [a, b] = opts.held;
+        const x0 = u.valToPos(a, "x", true), x1 = u.valToPos(b, "x", true);
+        u.ctx.save(); u.ctx.fillStyle = "rgba(210,153,34,.15)";
+        u.ctx.fillRect(Math.max(x0, u.bbox.left), u.bbox.top, Math.min(x1, u.bbox.left + u.bbox.width) - Math.max(x0, u.bbox.left), u.bbox.height);
+        u.ctx.restore();
+      }] } : {},
+    }, data, el);
+    charts.push(u);
+    return u;
+  }
+
+  async function gpuPage(gpu) {
+    const names = [...new Set([...LAYERS.flatMap((l) => l.series), ...Object.values(EVIDENCE).flatMap((e) => e.series)])];
+    const [cur, rep, hist] = await Promise.all([
+      getJSON("/api/v1/current?gpu=" + encodeURIComponent(gpu)),
+      getJSON("/api/v1/findings").catch(() => ({ hosts: [] })),
+      getJSON(`/api/v1/history?series=${names.join(",")}&gpu=${encodeURIComponent(gpu)}&range=${state.range}`),
+    ]);
+    header(cur);
+    const g = cur.gpus[0];
+    const f = fieldsOf(g);
+    const d = findingsByGpu(rep)[gpu] || { findings: [] };
+    const xs = hist.series.length ? hist.series[0].values.map((_, i) => (hist.start + i * hist.step) / 1000) : [];
+    const by = {};
+    for (const s of hist.series) (by[s.name] = by[s.name] || []).push(s);
+    // Several series of one name (NVLink links): their mean.
+    const one = (name) => {
+      const list = by[name] || [];
+      if (list.length <= 1) return list[0] ? list[0].values : null;
+      return list[0].values.map((_, i) => { const v = list.map((s) => s.values[i]).filter((x) => x != null); return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null; });
+    };
+    const procs = Object.entries(g.fields).filter(([k]) => k.startsWith("gpu_process_memory_used_bytes{"));
+    const peak = Object.entries(g.fields).filter(([k]) => k.startsWith("gpu_pcie_peak_bytes_per_second"));
+    $("#main").innerHTML = `<p><a href="#/">← all GPUs</a></p>
+      <h1>GPU ${esc(g.gpu)} <small class="muted">${esc(g.name)} · ${esc(g.uuid)}</small></h1>
+      <div class="ranges" role="group" aria-label="time range">${["5m", "30m", "1h"].map((r) =>
+        `<button type="button" data-range="${r}" aria-pressed="${r === state.range}">${r}</button>`).join("")}
+        <span class="muted">drag on a chart to zoom, double-click to reset</span></div>
+      <section><h2>findings</h2>${d.findings.length ? `<ul class="findings">${d.findings.map(findingHTML).join("")}</ul>` : `<p class="healthy">no findings</p>`}
+        <div class="charts" id="evidence"></div></section>
+      <section><h2>layers</h2><div class="charts" id="layers"></div></section>
+      <section class="facts">
+        <div><h2>link</h2><table>
+          <tr><th>PCIe</th><td>Gen${f.gpu_pcie_link_generation ?? "?"} x${f.gpu_pcie_link_width ?? "?"} (max Gen${f.gpu_pcie_link_generation_max ?? "?"} x${f.gpu_pcie_link_width_max ?? "?"})</td></tr>
+          ${peak.map(([k, v]) => `<tr><th>peak ${esc((k.match(/basis="([^"]*)"/) || [, ""])[1])}</th><td>${(v / 1e9).toFixed(1)} GB/s</td></tr>`).join("")}
+        </table></div>
+        <div><h2>processes</h2>${procs.length ? `<table id="procs"><tr><th>process</th><th>memory</th></tr>${procs.map(([k, v]) =>
+          `<tr><td>${esc(k.slice(k.indexOf("{") + 1, -1))}</td><td>${gib(v)} GiB</td></tr>`).join("")}</table>` : `<p class="muted">none reported</p>`}</div>
+      </section>`;
+    for (const b of document.querySelectorAll("[data-range]")) b.onclick = () => { state.range = b.dataset.range; route(); };
+    charts.forEach((c) => c.destroy());
+    charts = [];
+    for (const layer of LAYERS) {
+      const el = document.createElement("div");
+      el.className = "chart";
+      el.dataset.layer = layer.name;
+      el.innerHTML = `<h3>${layer.name}</h3>`;
+      $("#layers").appendChild(el);
+      const ss = layer.series.map((n) => ({ label: n, values: one(n) })).filter((s) => s.values);
+      if (ss.length) chart(el, layer.name, xs, ss);
+    }
+    const end = hist.end / 1000;
+    for (const fd of d.findings) {
+      for (const ev of fd.evidence || []) {
+        const spec = EVIDENCE[ev.signal];
+        if (!spec) continue;
+        const cols = spec.series.map(one);
+        if (cols.some((c) => !c)) continue;
+        const values = cols[0].map((_, i) => (spec.f ? spec.f(...cols.map((c) => c[i])) : cols[0][i]));
+        const el = document.createElement("div");
+        el.className = "chart evidence";
+        el.dataset.signal = ev.signal;
+        el.dataset.threshold = ev.threshold;
+        el.innerHTML = `<h3>${esc(fd.cause)}: ${esc(ev.signal)} (held ${Math.round(fd.held_seconds || 0)} s; mean ${Number(ev.value).toPrecision(3)} against threshold ${ev.threshold})</h3>`;
+        $("#evidence").appendChild(el);
+        chart(el, ev.signal, xs, [{ label: ev.signal, values }, { label: "threshold", values: xs.map(() => ev.threshold), color: "#f85149", dash: [6, 4] }],
+          { held: [end - (fd.held_seconds || 0), end] });
+      }
+    }
+  }
+
+  async function route() {
+    clearTimeout(timer);
+    const m = location.hash.match(/^#\/gpu\/([^/]+)$/);
+    try {
+      if (m) await gpuPage(decodeURIComponent(m[1]));
+      else { charts.forEach((c) => c.destroy()); charts = []; await overview(); }
+    } catch (e) {
+      $("#main").innerHTML = `<p class="finding critical">cannot read the agent: ${esc(e.message)}</p>`;
+    }
+    if (!m) timer = setTimeout(route, 5000);  // the GPU page keeps its zoom; reload or pick a range to refresh
+  }
+
+  $("#theme").onclick = () => theme(true);
+  theme(false);
+  addEventListener("hashchange", () => { route(); $("#main").focus(); });
+  getJSON("/api/v1/current").then((c) => { $("#host").textContent = c.gpus.length + " GPUs"; }).catch(() => {});
+  route();
+})();
