@@ -20,10 +20,14 @@ int run_catalog(int argc, char** argv) {
     std::cout << "| layer | metric | type | dcgm-exporter | meaning |\n|---|---|---|---|---|\n";
   }
   for (const FieldDef& f : catalog()) {
-    const std::string_view dcgm = f.dcgm_name.empty() ? "" : f.dcgm_name;
+    const std::string dcgm = dcgm_names_of(f.id);
+    std::string dcgm_md = dcgm.empty() ? "" : "`" + dcgm + "`";
+    for (size_t p = dcgm_md.find(", "); p != std::string::npos; p = dcgm_md.find(", ", p + 4)) {
+      dcgm_md.replace(p, 2, "`, `");
+    }
     if (md) {
       std::cout << "| " << layer_name(f.layer) << " | `" << f.name << "`" << (f.native ? "" : " ¹") << " | "
-                << type_name(f.type) << " | " << (dcgm.empty() ? "" : "`" + std::string(dcgm) + "`") << " | "
+                << type_name(f.type) << " | " << dcgm_md << " | "
                 << f.help << " |\n";
     } else {
       std::cout << layer_name(f.layer) << '\t' << f.name << '\t' << type_name(f.type) << '\t' << f.unit << '\t'

@@ -18,10 +18,14 @@ int run_serve(int argc, char** argv) {
   CommonFlags flags;
   std::string listen, history, remote_write, prefill;
   bool dcgm = false;
+  std::string host_label = "Hostname";
   flags.add_to(app);
   app.add_option("--listen", listen, "HOST:PORT to serve on (default 127.0.0.1:9400; 0.0.0.0:9400 for all)");
   app.add_option("--history", history, "how much history to keep in memory (default 1h)");
   app.add_flag("--dcgm-names", dcgm, "also export dcgm-exporter's DCGM_FI_* names and labels");
+  app.add_option("--dcgm-hostname-label", host_label,
+                 "host label of DCGM names: Hostname (dcgm-exporter up to 4.5), hostname (newer), none")
+      ->check(CLI::IsMember({"Hostname", "hostname", "none"}));
   app.add_option("--remote-write", remote_write,
                  "push every sample to this Prometheus remote_write URL (VictoriaMetrics, Mimir, Prometheus)");
   app.add_option("--sim-prefill", prefill,
@@ -71,7 +75,12 @@ int run_serve(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   AgentOptions options{.listen = config->listen, .interval_ms = config->interval_ms, .history_ms = config->history_ms,
-                       .dcgm_names = config->dcgm_names, .scenario_label = ""};
+                       .dcgm_names = config->dcgm_names,
+                       .dcgm_host_label = host_label == "none"       ? DcgmHostLabel::kNone
+                                          : host_label == "hostname" ? DcgmHostLabel::kLowercase
+                                                                     : DcgmHostLabel::kHostname,
+                       .dcgm_rows = nullptr,
+                       .scenario_label = ""};
   auto agent = make_agent(*config, options, false);
   if (!agent) {
     std::cerr << "gpulens serve: " << agent.status().message() << "\n";

@@ -29,7 +29,82 @@ std::string_view histogram_suffix(std::string_view extra) {
   return "_bucket";
 }
 
+// dcgm-exporter prints DCGM_FT_INT64 with "%d" and DCGM_FT_DOUBLE with "%f".
+void append_dcgm_value(std::string& out, DcgmValue kind, double v) {
+  char buf[64];
+  char* p = buf;
+  if (!std::isfinite(v)) {
+    append_value(out, v);
+    return;
+  }
+  if (kind == DcgmValue::kInt) {
+    p = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(std::trunc(v))).ptr;
+  } else {
+    p = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 6).ptr;
+  }
+  out.append(buf, p);
+}
+
 }  // namespace
+
+void Renderer::render_dcgm(std::string& out, const SeriesRegistry& registry, const LiveStore& live,
+                           const DcgmRow& row, const RenderOptions& o) {
+  const bool om = o.format == Format::kOpenMetrics;
+  const int gpus = registry.gpu_count();
+  // Per GPU: the value (summed over the field's series for link sums) and
+  // the newest sample time; NaN marks "no value".
+  values_.assign(static_cast<size_t>(std::max(gpus, 0)), std::nan(""));
+  times_.assign(values_.size(), 0);
+  auto take = [&](FieldId field, bool sum) {
+    for (uint32_t s : registry.slots_of(field)) {
+      if (!live.present(s)) continue;
+      const Series& series = registry.series(s);
+      if (series.gpu < 0 || series.gpu >= gpus) continue;
+      if (!sum && series.extra != row.extra) continue;
+      double& v = values_[series.gpu];
+      v = std::isnan(v) || !sum ? live.value(s) : v + live.value(s);
+      times_[series.gpu] = std::max(times_[series.gpu], live.time_ms(s));
+    }
+  };
+  const bool sum = row.field2 != FieldId::kCount;
+  take(row.field, sum);
+  if (sum) take(row.field2, true);
+  if (row.field == FieldId::kGpuLastXid) {
+    // dcgm-exporter reports XID 0 on every GPU until one happens.
+    for (uint32_t s : registry.slots_of(FieldId::kGpuUp)) {
+      const Series& series = registry.series(s);
+      if (!live.present(s) || series.gpu < 0 || series.gpu >= gpus || !std::isnan(values_[series.gpu])) continue;
+      values_[series.gpu] = 0;
+      times_[series.gpu] = live.time_ms(s);
+    }
+  }
+  bool any = false;
+  for (double v : values_) any = any || !std::isnan(v);
+  if (!any) return;
+  // dcgm-exporter writes HELP before TYPE. Its counters have no _total, which
+  // OpenMetrics requires of a counter's samples: there they are "unknown".
+  std::string_view type = row.type == MetricType::kCounter ? (om ? "unknown" : "counter") : "gauge";
+  out += "# HELP ";
+  out += row.name;
+  out += ' ';
+  append_help(out, row.help, om);
+  out += "\n# TYPE ";
+  out += row.name;
+  out += ' ';
+  out += type;
+  out += '\n';
+  for (int g = 0; g < gpus; ++g) {
+    const double v = values_[g];
+    if (std::isnan(v)) continue;
+    out += row.name;
+    out += '{';
+    out += registry.dcgm_labels(g);
+    out += "} ";
+    append_dcgm_value(out, row.value, v * row.scale);
+    if (om && o.timestamps) append_timestamp(out, times_[g]);
+    out += '\n';
+  }
+}
 
 void append_timestamp(std::string& out, int64_t ms) {
   char buf[32];
@@ -114,7 +189,7 @@ void Renderer::render_into(std::string& out, const SeriesRegistry& registry, con
   const bool om = o.format == Format::kOpenMetrics;
   std::scoped_lock lock(registry.mutex(), live.mutex());
 
-  auto family = [&](const FieldDef& f, std::string_view name, std::string_view help, bool dcgm) {
+  auto family = [&](const FieldDef& f, std::string_view name, std::string_view help) {
     // Skip families with no present series: no dangling HELP/TYPE.
     bool any = false;
     for (uint32_t s : registry.slots_of(f.id)) {
@@ -126,50 +201,38 @@ void Renderer::render_into(std::string& out, const SeriesRegistry& registry, con
     if (!any) return;
     std::string_view type = type_name(f.type);
     if (!om && f.type == MetricType::kInfo) type = "gauge";
-    // dcgm-exporter's names break Prometheus naming rules (no _total on its
-    // counters), so they are typed gauge: promtool then only notes its
-    // camelCase labels (UUID, modelName), which dashboards depend on.
-    if (dcgm) type = "gauge";
     append_family_header(out, name, type, help, om);
   };
 
   for (const FieldDef& f : catalog()) {
-    if (o.native_names && f.native) {
-      const std::string_view fam = family_name(f, om);
-      family(f, fam, f.help, false);
-      for (uint32_t s : registry.slots_of(f.id)) {
-        if (!live.present(s)) continue;
-        const Series& series = registry.series(s);
-        std::string_view labels = series.labels;
-        out += f.name;
-        if (f.type == MetricType::kHistogram) {
-          out += histogram_suffix(series.extra);
-          if (series.extra == "sum" || series.extra == "count") labels = {};
-        }
-        if (!labels.empty()) {
-          out += '{';
-          out += labels;
-          out += '}';
-        }
-        out += ' ';
-        append_value(out, live.value(s));
-        if (om && o.timestamps) append_timestamp(out, live.time_ms(s));
-        out += '\n';
+    if (!o.native_names || !f.native) continue;
+    const std::string_view fam = family_name(f, om);
+    family(f, fam, f.help);
+    for (uint32_t s : registry.slots_of(f.id)) {
+      if (!live.present(s)) continue;
+      const Series& series = registry.series(s);
+      std::string_view labels = series.labels;
+      out += f.name;
+      if (f.type == MetricType::kHistogram) {
+        out += histogram_suffix(series.extra);
+        if (series.extra == "sum" || series.extra == "count") labels = {};
       }
-    }
-    if (o.dcgm_names && !f.dcgm_name.empty()) {
-      family(f, f.dcgm_name, f.help, true);
-      for (uint32_t s : registry.slots_of(f.id)) {
-        if (!live.present(s)) continue;
-        const Series& series = registry.series(s);
-        out += f.dcgm_name;
+      if (!labels.empty()) {
         out += '{';
-        out += series.dcgm_labels;
-        out += "} ";
-        append_value(out, live.value(s) * f.dcgm_scale);
-        if (om && o.timestamps) append_timestamp(out, live.time_ms(s));
-        out += '\n';
+        out += labels;
+        out += '}';
       }
+      out += ' ';
+      append_value(out, live.value(s));
+      if (om && o.timestamps) append_timestamp(out, live.time_ms(s));
+      out += '\n';
+    }
+  }
+  if (o.dcgm_names) {
+    for (const DcgmRow& row : dcgm_rows()) {
+      if (row.value == DcgmValue::kLabel) continue;
+      if (o.dcgm_rows != nullptr && !o.dcgm_rows->contains(row.name)) continue;
+      render_dcgm(out, registry, live, row, o);
     }
   }
   if (om && o.eof) out += "# EOF\n";

@@ -2,6 +2,12 @@
 // OpenMetrics 1.0, optionally with dcgm-exporter's DCGM_FI_* names beside the
 // native ones.
 //
+// DCGM names follow dcgm-exporter exactly: the names, types and help of
+// dcgm_rows(), one series per GPU with the registry's dcgm_labels(), integer
+// fields as integers and double fields with six decimals, HELP before TYPE,
+// DCGM_FI_DEV_XID_ERRORS 0 on a GPU without an XID. They come after every
+// native family.
+//
 // Families come out in catalog order, each with HELP and TYPE, series in
 // creation order. Every label set was rendered once when the series was
 // created, values are printed with std::to_chars, and the output buffer is
@@ -15,8 +21,10 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/series.h"
 #include "store/live.h"
@@ -29,6 +37,9 @@ struct RenderOptions {
   Format format = Format::kText004;
   bool native_names = true;
   bool dcgm_names = false;
+  // With dcgm_names: only these DCGM names (a --collectors file or profile);
+  // null: every row of dcgm_rows().
+  const std::set<std::string, std::less<>>* dcgm_rows = nullptr;
   bool timestamps = false;  // OpenMetrics only: a timestamp on every sample (recordings)
   bool eof = true;          // OpenMetrics only: end with "# EOF"
 };
@@ -46,7 +57,12 @@ class Renderer {
                    const RenderOptions& options);
 
  private:
+  void render_dcgm(std::string& out, const SeriesRegistry& registry, const LiveStore& live, const DcgmRow& row,
+                   const RenderOptions& options);
+
   std::string buf_;
+  std::vector<double> values_;
+  std::vector<int64_t> times_;
 };
 
 // Appends a sample value as Prometheus parses it (NaN, +Inf, -Inf, whole

@@ -10,53 +10,50 @@ namespace {
 using enum MetricType;
 using enum Layer;
 using enum Scope;
-constexpr double kMiB = 1.0 / (1024.0 * 1024.0);
 
 constexpr std::array<FieldDef, kFieldCount> kCatalog{{
     // ---- compute -------------------------------------------------------
     {FieldId::kGpuUtilization, "gpu_utilization_ratio", kGauge, "ratio", kCompute, kGpu,
-     "Fraction of the last period in which any kernel ran (nvidia-smi utilization; coarse).",
-     "DCGM_FI_DEV_GPU_UTIL", 100.0},
+     "Fraction of the last period in which any kernel ran (nvidia-smi utilization; coarse)."},
     {FieldId::kGpuSmActive, "gpu_sm_active_ratio", kGauge, "ratio", kCompute, kGpu,
-     "Fraction of cycles with at least one warp resident on an SM, averaged over SMs.",
-     "DCGM_FI_PROF_SM_ACTIVE"},
+     "Fraction of cycles with at least one warp resident on an SM, averaged over SMs."},
     {FieldId::kGpuSmOccupancy, "gpu_sm_occupancy_ratio", kGauge, "ratio", kCompute, kGpu,
-     "Resident warps over the theoretical maximum, averaged over SMs and cycles.",
-     "DCGM_FI_PROF_SM_OCCUPANCY"},
+     "Resident warps over the theoretical maximum, averaged over SMs and cycles."},
     {FieldId::kGpuGraphicsEngineActive, "gpu_graphics_engine_active_ratio", kGauge, "ratio", kCompute, kGpu,
-     "Fraction of time the graphics/compute engine was active.", "DCGM_FI_PROF_GR_ENGINE_ACTIVE"},
+     "Fraction of time the graphics/compute engine was active."},
     {FieldId::kGpuTensorActive, "gpu_tensor_core_util_ratio", kGauge, "ratio", kCompute, kGpu,
-     "Fraction of cycles any tensor pipe was active.", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"},
+     "Fraction of cycles any tensor pipe was active."},
     {FieldId::kGpuFp64Active, "gpu_fp64_pipe_active_ratio", kGauge, "ratio", kCompute, kGpu,
-     "Fraction of cycles the FP64 pipe was active.", "DCGM_FI_PROF_PIPE_FP64_ACTIVE"},
+     "Fraction of cycles the FP64 pipe was active."},
     {FieldId::kGpuFp32Active, "gpu_fp32_pipe_active_ratio", kGauge, "ratio", kCompute, kGpu,
-     "Fraction of cycles the FP32 pipe was active.", "DCGM_FI_PROF_PIPE_FP32_ACTIVE"},
+     "Fraction of cycles the FP32 pipe was active."},
     {FieldId::kGpuFp16Active, "gpu_fp16_pipe_active_ratio", kGauge, "ratio", kCompute, kGpu,
-     "Fraction of cycles the FP16 pipe was active (excluding tensor cores).",
-     "DCGM_FI_PROF_PIPE_FP16_ACTIVE"},
+     "Fraction of cycles the FP16 pipe was active (excluding tensor cores)."},
+    {FieldId::kGpuEncoderUtil, "gpu_encoder_util_ratio", kGauge, "ratio", kCompute, kGpu,
+     "Fraction of the last sampling period the video encoder was busy."},
+    {FieldId::kGpuDecoderUtil, "gpu_decoder_util_ratio", kGauge, "ratio", kCompute, kGpu,
+     "Fraction of the last sampling period the video decoder was busy."},
     {FieldId::kGpuSmClock, "gpu_sm_clock_hertz", kGauge, "hertz", kCompute, kGpu,
-     "Current SM clock.", "DCGM_FI_DEV_SM_CLOCK", 1e-6},
+     "Current SM clock."},
     {FieldId::kGpuSmClockMax, "gpu_sm_clock_max_hertz", kGauge, "hertz", kCompute, kGpu,
-     "Maximum SM clock.", "DCGM_FI_DEV_MAX_SM_CLOCK", 1e-6},
+     "Maximum SM clock."},
     {FieldId::kGpuMemClock, "gpu_memory_clock_hertz", kGauge, "hertz", kCompute, kGpu,
-     "Current memory clock.", "DCGM_FI_DEV_MEM_CLOCK", 1e-6},
+     "Current memory clock."},
     {FieldId::kGpuMemClockMax, "gpu_memory_clock_max_hertz", kGauge, "hertz", kCompute, kGpu,
-     "Maximum memory clock.", "DCGM_FI_DEV_MAX_MEM_CLOCK", 1e-6},
+     "Maximum memory clock."},
     // ---- memory --------------------------------------------------------
     {FieldId::kGpuMemoryTotal, "gpu_memory_total_bytes", kGauge, "bytes", kMemory, kGpu,
-     "Framebuffer memory size.", "DCGM_FI_DEV_FB_TOTAL", kMiB},
+     "Framebuffer memory size."},
     {FieldId::kGpuMemoryUsed, "gpu_memory_used_bytes", kGauge, "bytes", kMemory, kGpu,
-     "Framebuffer memory in use.", "DCGM_FI_DEV_FB_USED", kMiB},
+     "Framebuffer memory in use."},
     {FieldId::kGpuMemoryFree, "gpu_memory_free_bytes", kGauge, "bytes", kMemory, kGpu,
-     "Framebuffer memory free.", "DCGM_FI_DEV_FB_FREE", kMiB},
+     "Framebuffer memory free."},
     {FieldId::kGpuMemoryReserved, "gpu_memory_reserved_bytes", kGauge, "bytes", kMemory, kGpu,
-     "Framebuffer memory reserved by the driver.", "DCGM_FI_DEV_FB_RESERVED", kMiB},
+     "Framebuffer memory reserved by the driver."},
     {FieldId::kGpuMemoryUtil, "gpu_memory_util_ratio", kGauge, "ratio", kMemory, kGpu,
-     "Fraction of the last period in which device memory was read or written (coarse).",
-     "DCGM_FI_DEV_MEM_COPY_UTIL", 100.0},
+     "Fraction of the last period in which device memory was read or written (coarse)."},
     {FieldId::kGpuDramActive, "gpu_mem_bandwidth_util_ratio", kGauge, "ratio", kMemory, kGpu,
-     "Fraction of cycles the DRAM interface was busy: memory bandwidth utilisation.",
-     "DCGM_FI_PROF_DRAM_ACTIVE"},
+     "Fraction of cycles the DRAM interface was busy: memory bandwidth utilisation."},
     {FieldId::kGpuMemoryFragmentation, "gpu_memory_fragmentation_ratio", kGauge, "ratio", kMemory, kGpu,
      "1 - allocated/reserved of the in-process caching allocator."},
     {FieldId::kGpuAllocatorAllocated, "gpu_allocator_allocated_bytes", kGauge, "bytes", kMemory, kGpu,
@@ -75,9 +72,9 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
     {FieldId::kGpuPcieRxBytes, "gpu_pcie_rx_bytes_total", kCounter, "bytes", kIo, kGpu,
      "Bytes received by the GPU over PCIe (host to device)."},
     {FieldId::kGpuPcieTxRate, "gpu_pcie_tx_bytes_per_second", kGauge, "bytes", kIo, kGpu,
-     "PCIe transmit throughput.", "DCGM_FI_PROF_PCIE_TX_BYTES", 1.0, false},
+     "PCIe transmit throughput.", false},
     {FieldId::kGpuPcieRxRate, "gpu_pcie_rx_bytes_per_second", kGauge, "bytes", kIo, kGpu,
-     "PCIe receive throughput.", "DCGM_FI_PROF_PCIE_RX_BYTES", 1.0, false},
+     "PCIe receive throughput.", false},
     {FieldId::kGpuPcieTxUtil, "gpu_pcie_tx_bandwidth_util_ratio", kGauge, "ratio", kIo, kGpu,
      "PCIe transmit throughput over the link's measured (or nominal) peak."},
     {FieldId::kGpuPcieRxUtil, "gpu_pcie_rx_bandwidth_util_ratio", kGauge, "ratio", kIo, kGpu,
@@ -85,27 +82,27 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
     {FieldId::kGpuPciePeak, "gpu_pcie_peak_bytes_per_second", kGauge, "bytes", kIo, kGpu,
      "Per-direction PCIe peak used as denominator (label basis: calibrated, link or model)."},
     {FieldId::kGpuPcieLinkGen, "gpu_pcie_link_generation", kGauge, "", kIo, kGpu,
-     "Current PCIe link generation.", "DCGM_FI_DEV_PCIE_LINK_GEN"},
+     "Current PCIe link generation."},
     {FieldId::kGpuPcieLinkGenMax, "gpu_pcie_link_generation_max", kGauge, "", kIo, kGpu,
-     "Maximum PCIe link generation of GPU and slot.", "DCGM_FI_DEV_PCIE_MAX_LINK_GEN"},
+     "Maximum PCIe link generation of GPU and slot."},
     {FieldId::kGpuPcieLinkWidth, "gpu_pcie_link_width", kGauge, "", kIo, kGpu,
-     "Current PCIe link width in lanes.", "DCGM_FI_DEV_PCIE_LINK_WIDTH"},
+     "Current PCIe link width in lanes."},
     {FieldId::kGpuPcieLinkWidthMax, "gpu_pcie_link_width_max", kGauge, "", kIo, kGpu,
-     "Maximum PCIe link width in lanes.", "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH"},
+     "Maximum PCIe link width in lanes."},
     {FieldId::kGpuPcieLinkGenCalibrated, "gpu_pcie_link_generation_calibrated", kGauge, "", kIo, kGpu,
      "PCIe link generation when `gpulens calibrate` measured the peak (with a calibration file)."},
     {FieldId::kGpuPcieLinkWidthCalibrated, "gpu_pcie_link_width_calibrated", kGauge, "", kIo, kGpu,
      "PCIe link width in lanes when `gpulens calibrate` measured the peak (with a calibration file)."},
     {FieldId::kGpuPcieReplays, "gpu_pcie_replays_total", kCounter, "", kIo, kGpu,
-     "PCIe replay events (link-level retransmissions).", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"},
+     "PCIe replay events (link-level retransmissions)."},
     {FieldId::kGpuNvlinkTxBytes, "gpu_nvlink_tx_bytes_total", kCounter, "bytes", kIo, kGpu,
      "Bytes sent over NVLink (label link)."},
     {FieldId::kGpuNvlinkRxBytes, "gpu_nvlink_rx_bytes_total", kCounter, "bytes", kIo, kGpu,
      "Bytes received over NVLink (label link)."},
     {FieldId::kGpuNvlinkTxRate, "gpu_nvlink_tx_bytes_per_second", kGauge, "bytes", kIo, kGpu,
-     "NVLink transmit throughput, all links.", "DCGM_FI_PROF_NVLINK_TX_BYTES", 1.0, false},
+     "NVLink transmit throughput, all links.", false},
     {FieldId::kGpuNvlinkRxRate, "gpu_nvlink_rx_bytes_per_second", kGauge, "bytes", kIo, kGpu,
-     "NVLink receive throughput, all links.", "DCGM_FI_PROF_NVLINK_RX_BYTES", 1.0, false},
+     "NVLink receive throughput, all links.", false},
     {FieldId::kGpuNvlinkUtil, "gpu_nvlink_bandwidth_util_ratio", kGauge, "ratio", kIo, kGpu,
      "NVLink throughput (max of TX, RX) over the peak of the active links."},
     {FieldId::kGpuNvlinkLinkUp, "gpu_nvlink_link_up", kGauge, "", kIo, kGpu,
@@ -122,26 +119,25 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
     {FieldId::kGpuInfo, "gpu_info", kInfo, "", kHealth, kGpu,
      "Identity of the GPU (labels pci_bus_id, driver, serial; the model is gpu_name)."},
     {FieldId::kGpuPower, "gpu_power_watts", kGauge, "watts", kHealth, kGpu,
-     "Board power draw.", "DCGM_FI_DEV_POWER_USAGE"},
+     "Board power draw."},
     {FieldId::kGpuPowerLimit, "gpu_power_limit_watts", kGauge, "watts", kHealth, kGpu,
-     "Enforced power limit.", "DCGM_FI_DEV_ENFORCED_POWER_LIMIT"},
+     "Enforced power limit."},
     {FieldId::kGpuEnergy, "gpu_energy_joules_total", kCounter, "joules", kHealth, kGpu,
-     "Energy consumed since the driver loaded.", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", 1000.0},
+     "Energy consumed since the driver loaded."},
     {FieldId::kGpuTemperature, "gpu_temperature_celsius", kGauge, "celsius", kHealth, kGpu,
-     "GPU die temperature.", "DCGM_FI_DEV_GPU_TEMP"},
+     "GPU die temperature."},
     {FieldId::kGpuMemoryTemperature, "gpu_memory_temperature_celsius", kGauge, "celsius", kHealth, kGpu,
-     "Memory (HBM) temperature.", "DCGM_FI_DEV_MEMORY_TEMP"},
+     "Memory (HBM) temperature."},
     {FieldId::kGpuClockEventActive, "gpu_clock_event_active", kGauge, "", kHealth, kGpu,
      "1 while the clock-event (throttle) reason in label reason holds."},
     {FieldId::kGpuClockEventReasons, "gpu_clock_event_reasons", kGauge, "", kHealth, kGpu,
-     "Bitmask of active clock-event (throttle) reasons, NVML bit values.",
-     "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", 1.0, false},
+     "Bitmask of active clock-event (throttle) reasons, NVML bit values.", false},
     {FieldId::kGpuClockEventSeconds, "gpu_clock_event_seconds_total", kCounter, "seconds", kHealth, kGpu,
      "Time clocks were held down by the reason in label reason."},
     {FieldId::kGpuXidErrors, "gpu_xid_errors_total", kCounter, "", kHealth, kGpu,
      "XID error events by code (label xid)."},
     {FieldId::kGpuLastXid, "gpu_last_xid", kGauge, "", kHealth, kGpu,
-     "Code of the most recent XID error.", "DCGM_FI_DEV_XID_ERRORS"},
+     "Code of the most recent XID error."},
     {FieldId::kGpuLastXidTime, "gpu_last_xid_timestamp_seconds", kGauge, "seconds", kHealth, kGpu,
      "Unix time of the most recent XID error."},
     {FieldId::kGpuEccErrors, "gpu_ecc_errors_total", kCounter, "", kHealth, kGpu,
@@ -149,9 +145,9 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
     {FieldId::kGpuRemappedRows, "gpu_remapped_rows_total", kCounter, "", kHealth, kGpu,
      "Memory rows remapped (label cause: correctable, uncorrectable)."},
     {FieldId::kGpuRowRemapFailure, "gpu_row_remap_failure", kGauge, "", kHealth, kGpu,
-     "1 when a row remapping failed: the GPU needs service.", "DCGM_FI_DEV_ROW_REMAP_FAILURE"},
+     "1 when a row remapping failed: the GPU needs service."},
     {FieldId::kGpuPstate, "gpu_pstate", kGauge, "", kHealth, kGpu,
-     "Performance state (0 fastest .. 15 slowest).", "DCGM_FI_DEV_PSTATE"},
+     "Performance state (0 fastest .. 15 slowest)."},
     // ---- host ----------------------------------------------------------
     {FieldId::kHostCpuSeconds, "host_cpu_seconds_total", kCounter, "seconds", kHost, kNode,
      "CPU time summed over CPUs, by mode (label mode)."},
@@ -233,7 +229,136 @@ constexpr bool catalog_in_enum_order() {
 }
 static_assert(catalog_in_enum_order(), "catalog rows must follow FieldId order");
 
+
+// dcgm-exporter rows. The first block is etc/default-counters.csv in its own
+// order, types and help text; the second the other DCGM fields gpulens can
+// give (types from dcgm-exporter's dcp-metrics-included.csv where it lists
+// them). DCGM_FI_DEV_VGPU_LICENSE_STATUS (vGPU guests only) is not given.
+constexpr double kToMiB = 1.0 / (1024.0 * 1024.0);
+constexpr double kToMHz = 1e-6;
+constexpr double kToPercent = 100.0;
+using enum DcgmValue;
+using F = FieldId;
+
+constexpr DcgmRow kDcgm[] = {
+    {"DCGM_FI_DEV_SM_CLOCK", 100, kGauge, kInt, F::kGpuSmClock, kToMHz, {}, "SM clock frequency (in MHz).", true},
+    {"DCGM_FI_DEV_MEM_CLOCK", 101, kGauge, kInt, F::kGpuMemClock, kToMHz, {}, "Memory clock frequency (in MHz).",
+     true},
+    {"DCGM_FI_DEV_MEMORY_TEMP", 140, kGauge, kInt, F::kGpuMemoryTemperature, 1.0, {}, "Memory temperature (in C).",
+     true},
+    {"DCGM_FI_DEV_GPU_TEMP", 150, kGauge, kInt, F::kGpuTemperature, 1.0, {}, "GPU temperature (in C).", true},
+    {"DCGM_FI_DEV_POWER_USAGE", 155, kGauge, kDouble, F::kGpuPower, 1.0, {}, "Power draw (in W).", true},
+    {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", 156, kCounter, kInt, F::kGpuEnergy, 1000.0, {},
+     "Total energy consumption since boot (in mJ).", true},
+    {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", 202, kCounter, kInt, F::kGpuPcieReplays, 1.0, {},
+     "Total number of PCIe retries.", true},
+    {"DCGM_FI_DEV_GPU_UTIL", 203, kGauge, kInt, F::kGpuUtilization, kToPercent, {}, "GPU utilization (in %).", true},
+    {"DCGM_FI_DEV_MEM_COPY_UTIL", 204, kGauge, kInt, F::kGpuMemoryUtil, kToPercent, {},
+     "Memory utilization (in %).", true},
+    {"DCGM_FI_DEV_ENC_UTIL", 206, kGauge, kInt, F::kGpuEncoderUtil, kToPercent, {}, "Encoder utilization (in %).",
+     true},
+    {"DCGM_FI_DEV_DEC_UTIL", 207, kGauge, kInt, F::kGpuDecoderUtil, kToPercent, {}, "Decoder utilization (in %).",
+     true},
+    // 0 on a GPU that had no XID (the exporter fills it in).
+    {"DCGM_FI_DEV_XID_ERRORS", 230, kGauge, kInt, F::kGpuLastXid, 1.0, {},
+     "Value of the last XID error encountered.", true},
+    {"DCGM_FI_DEV_FB_FREE", 251, kGauge, kInt, F::kGpuMemoryFree, kToMiB, {}, "Framebuffer memory free (in MiB).",
+     true},
+    {"DCGM_FI_DEV_FB_USED", 252, kGauge, kInt, F::kGpuMemoryUsed, kToMiB, {}, "Framebuffer memory used (in MiB).",
+     true},
+    {"DCGM_FI_DEV_FB_RESERVED", 253, kGauge, kInt, F::kGpuMemoryReserved, kToMiB, {},
+     "Framebuffer memory reserved (in MiB).", true},
+    // NVML's NVLink data counters in KiB, both directions, every link.
+    {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", 449, kCounter, kInt, F::kGpuNvlinkTxBytes, 1.0 / 1024.0, {},
+     "Total number of NVLink bandwidth counters for all lanes.", true, F::kGpuNvlinkRxBytes},
+    {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", 393, kCounter, kInt, F::kGpuRemappedRows, 1.0,
+     "cause=\"uncorrectable\"", "Number of remapped rows for uncorrectable errors", true},
+    {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", 394, kCounter, kInt, F::kGpuRemappedRows, 1.0, "cause=\"correctable\"",
+     "Number of remapped rows for correctable errors", true},
+    {"DCGM_FI_DEV_ROW_REMAP_FAILURE", 395, kGauge, kInt, F::kGpuRowRemapFailure, 1.0, {},
+     "Whether remapping of rows has failed", true},
+    {"DCGM_FI_DRIVER_VERSION", 1, kGauge, kLabel, F::kGpuInfo, 1.0, {}, "Driver Version", true},
+    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", 1001, kGauge, kDouble, F::kGpuGraphicsEngineActive, 1.0, {},
+     "Ratio of time the graphics engine is active.", true},
+    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 1004, kGauge, kDouble, F::kGpuTensorActive, 1.0, {},
+     "Ratio of cycles the tensor (HMMA) pipe is active.", true},
+    {"DCGM_FI_PROF_DRAM_ACTIVE", 1005, kGauge, kDouble, F::kGpuDramActive, 1.0, {},
+     "Ratio of cycles the device memory interface is active sending or receiving data.", true},
+    {"DCGM_FI_PROF_PCIE_TX_BYTES", 1009, kGauge, kInt, F::kGpuPcieTxRate, 1.0, {},
+     "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in "
+     "bytes per second.",
+     true},
+    {"DCGM_FI_PROF_PCIE_RX_BYTES", 1010, kGauge, kInt, F::kGpuPcieRxRate, 1.0, {},
+     "The rate of data received over the PCIe bus - including both protocol headers and data payloads - in bytes "
+     "per second.",
+     true},
+    // ---- beyond the default counters ----
+    {"DCGM_FI_PROF_SM_ACTIVE", 1002, kGauge, kDouble, F::kGpuSmActive, 1.0, {},
+     "The ratio of cycles an SM has at least 1 warp assigned."},
+    {"DCGM_FI_PROF_SM_OCCUPANCY", 1003, kGauge, kDouble, F::kGpuSmOccupancy, 1.0, {},
+     "The ratio of number of warps resident on an SM."},
+    {"DCGM_FI_PROF_PIPE_FP64_ACTIVE", 1006, kGauge, kDouble, F::kGpuFp64Active, 1.0, {},
+     "Ratio of cycles the fp64 pipes are active."},
+    {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", 1007, kGauge, kDouble, F::kGpuFp32Active, 1.0, {},
+     "Ratio of cycles the fp32 pipes are active."},
+    {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", 1008, kGauge, kDouble, F::kGpuFp16Active, 1.0, {},
+     "Ratio of cycles the fp16 pipes are active."},
+    {"DCGM_FI_PROF_NVLINK_TX_BYTES", 1011, kGauge, kInt, F::kGpuNvlinkTxRate, 1.0, {},
+     "The rate of data transmitted over NVLink, not including protocol headers, in bytes per second."},
+    {"DCGM_FI_PROF_NVLINK_RX_BYTES", 1012, kGauge, kInt, F::kGpuNvlinkRxRate, 1.0, {},
+     "The rate of data received over NVLink, not including protocol headers, in bytes per second."},
+    {"DCGM_FI_DEV_MAX_SM_CLOCK", 110, kGauge, kInt, F::kGpuSmClockMax, kToMHz, {},
+     "Maximum supported SM clock (in MHz)."},
+    {"DCGM_FI_DEV_MAX_MEM_CLOCK", 111, kGauge, kInt, F::kGpuMemClockMax, kToMHz, {},
+     "Maximum supported memory clock (in MHz)."},
+    {"DCGM_FI_DEV_FB_TOTAL", 250, kGauge, kInt, F::kGpuMemoryTotal, kToMiB, {}, "Framebuffer memory total (in MiB)."},
+    {"DCGM_FI_DEV_PCIE_LINK_GEN", 237, kGauge, kInt, F::kGpuPcieLinkGen, 1.0, {}, "PCIe current link generation."},
+    {"DCGM_FI_DEV_PCIE_MAX_LINK_GEN", 235, kGauge, kInt, F::kGpuPcieLinkGenMax, 1.0, {},
+     "PCIe maximum link generation."},
+    {"DCGM_FI_DEV_PCIE_LINK_WIDTH", 238, kGauge, kInt, F::kGpuPcieLinkWidth, 1.0, {}, "PCIe current link width."},
+    {"DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH", 236, kGauge, kInt, F::kGpuPcieLinkWidthMax, 1.0, {},
+     "PCIe maximum link width."},
+    {"DCGM_FI_DEV_ENFORCED_POWER_LIMIT", 164, kGauge, kDouble, F::kGpuPowerLimit, 1.0, {},
+     "Effective power limit that the driver enforces (in W)."},
+    // Field 112 under its DCGM 4 name and under the older one dashboards use.
+    {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", 112, kGauge, kInt, F::kGpuClockEventReasons, 1.0, {},
+     "Current clock event reasons (bitmask)."},
+    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", 112, kGauge, kInt, F::kGpuClockEventReasons, 1.0, {},
+     "Current clock throttle reasons (bitmask; older name of DCGM_FI_DEV_CLOCKS_EVENT_REASONS)."},
+    {"DCGM_FI_DEV_PSTATE", 190, kGauge, kInt, F::kGpuPstate, 1.0, {}, "Performance state (P-State) 0-15."},
+    {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", 310, kCounter, kInt, F::kGpuEccErrors, 1.0, "type=\"corrected\"",
+     "Total number of single-bit volatile ECC errors."},
+    {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", 311, kCounter, kInt, F::kGpuEccErrors, 1.0, "type=\"uncorrected\"",
+     "Total number of double-bit volatile ECC errors."},
+};
+
 }  // namespace
+
+std::span<const DcgmRow> dcgm_rows() { return kDcgm; }
+
+const DcgmRow* find_dcgm_row(std::string_view name) {
+  for (const DcgmRow& r : kDcgm) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+std::string_view dcgm_name(FieldId id) {
+  for (const DcgmRow& r : kDcgm) {
+    if (r.field == id && r.value != DcgmValue::kLabel) return r.name;
+  }
+  return {};
+}
+
+std::string dcgm_names_of(FieldId id) {
+  std::string out;
+  for (const DcgmRow& r : kDcgm) {
+    if (r.field != id || r.value == DcgmValue::kLabel) continue;
+    if (!out.empty()) out += ", ";
+    out += r.name;
+  }
+  return out;
+}
 
 std::span<const FieldDef> catalog() { return kCatalog; }
 

@@ -7,7 +7,8 @@
 // one enum value plus one row in catalog.cpp.
 //
 //   const FieldDef& f = field(FieldId::kGpuPowerWatts);
-//   f.name  == "gpu_power_watts";  f.dcgm_name == "DCGM_FI_DEV_POWER_USAGE";
+//   f.name  == "gpu_power_watts";
+//   dcgm_name(FieldId::kGpuPower) == "DCGM_FI_DEV_POWER_USAGE";
 //
 // Thread-safety: immutable after static initialisation.
 #pragma once
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace gpulens {
@@ -39,6 +41,8 @@ enum class FieldId : uint16_t {
   kGpuFp64Active,
   kGpuFp32Active,
   kGpuFp16Active,
+  kGpuEncoderUtil,
+  kGpuDecoderUtil,
   kGpuSmClock,
   kGpuSmClockMax,
   kGpuMemClock,
@@ -148,10 +152,6 @@ struct FieldDef {
   Layer layer;
   Scope scope;
   std::string_view help;
-  // dcgm-exporter name, and the factor that turns our value into DCGM's unit
-  // (e.g. 1/2^20 for bytes -> MiB); empty when DCGM has no such field.
-  std::string_view dcgm_name = {};
-  double dcgm_scale = 1.0;
   // false for values kept for derivation, history and DCGM names but not
   // exported natively (rates: the native form is the _total counter).
   bool native = true;
@@ -175,6 +175,38 @@ struct ClockReason {
   std::string_view label;
 };
 std::span<const ClockReason> clock_reasons();
+
+// dcgm-exporter's names: one row per DCGM_FI_* metric gpulens can emit under
+// `--dcgm-names`, each reading one catalog field (or, for a label row, the
+// GPU's identity). The rows of dcgm-exporter's etc/default-counters.csv keep
+// that file's type and help text; the name is exported verbatim, as
+// dcgm-exporter exports the CSV's first column.
+enum class DcgmValue : uint8_t {
+  kInt,     // DCGM_FT_INT64: printed as an integer ("%d")
+  kDouble,  // DCGM_FT_DOUBLE: printed with six decimals ("%f")
+  kLabel,   // a `label` row: the GPU's string value becomes a label on every series
+};
+struct DcgmRow {
+  std::string_view name;  // e.g. "DCGM_FI_DEV_FB_USED"
+  uint16_t id;            // DCGM field id
+  MetricType type;        // gauge or counter, as dcgm-exporter's CSV types it
+  DcgmValue value;
+  FieldId field;          // the catalog field it reads
+  double scale = 1.0;     // our unit -> DCGM's (bytes -> MiB is 2^-20)
+  // Only the series of `field` whose extra labels are exactly this ("" =
+  // none), so that one field with a label can feed two DCGM names.
+  std::string_view extra = {};
+  std::string_view help = {};
+  bool default_counter = false;  // a row of dcgm-exporter's etc/default-counters.csv
+  // Sum over every series of `field` and `field2` of the GPU (all NVLink
+  // links, both directions) instead of one series.
+  FieldId field2 = FieldId::kCount;
+};
+std::span<const DcgmRow> dcgm_rows();
+const DcgmRow* find_dcgm_row(std::string_view name);
+// The first DCGM name that reads `id` ("" when none), and all of them.
+std::string_view dcgm_name(FieldId id);
+std::string dcgm_names_of(FieldId id);  // joined with ", "
 
 // Histogram bucket bounds (seconds) of kServingLatency, shared by every
 // producer so that buckets line up.

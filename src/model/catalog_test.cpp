@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <string>
+
 #include <cctype>
 #include <set>
 #include <string>
@@ -62,13 +65,58 @@ TEST(Catalog, ArticleNamesPresent) {
 
 TEST(Catalog, DcgmNamesAreUniqueAndOnGpuScope) {
   std::set<std::string_view> names;
-  for (const auto& f : catalog()) {
-    if (f.dcgm_name.empty()) continue;
-    EXPECT_TRUE(names.insert(f.dcgm_name).second) << f.dcgm_name;
-    EXPECT_TRUE(f.dcgm_name.starts_with("DCGM_FI_"));
-    EXPECT_EQ(f.scope, Scope::kGpu);
+  for (const auto& r : dcgm_rows()) {
+    EXPECT_TRUE(names.insert(r.name).second) << r.name;
+    EXPECT_TRUE(r.name.starts_with("DCGM_FI_")) << r.name;
+    EXPECT_EQ(field(r.field).scope, Scope::kGpu) << r.name;
+    EXPECT_FALSE(r.help.empty()) << r.name;
+    if (r.field2 != FieldId::kCount) {
+      EXPECT_EQ(field(r.field2).scope, Scope::kGpu) << r.name;
+    }
   }
-  EXPECT_DOUBLE_EQ(field(FieldId::kGpuUtilization).dcgm_scale, 100.0);  // DCGM reports percent
+  EXPECT_DOUBLE_EQ(find_dcgm_row("DCGM_FI_DEV_GPU_UTIL")->scale, 100.0);  // DCGM reports percent
+  EXPECT_EQ(dcgm_name(FieldId::kGpuPower), "DCGM_FI_DEV_POWER_USAGE");
+  EXPECT_EQ(dcgm_names_of(FieldId::kGpuClockEventReasons),
+            "DCGM_FI_DEV_CLOCKS_EVENT_REASONS, DCGM_FI_DEV_CLOCK_THROTTLE_REASONS");
+  EXPECT_TRUE(dcgm_name(FieldId::kGpuMemoryFragmentation).empty());
+}
+
+// Every active row of dcgm-exporter's etc/default-counters.csv (a copy in
+// tests/data/dcgm-exporter) that a GPU can give is a default row here with
+// the CSV's type and help; vGPU license status exists only on vGPU guests.
+TEST(Catalog, DcgmDefaultCountersMatchTheCsv) {
+  std::ifstream in(std::string(GPULENS_SOURCE_DIR) + "/tests/data/dcgm-exporter/default-counters.csv");
+  ASSERT_TRUE(in);
+  auto trim = [](std::string v) {
+    v.erase(0, v.find_first_not_of(' '));
+    v.erase(v.find_last_not_of(' ') + 1);
+    return v;
+  };
+  size_t rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t a = line.find(','), b = line.find(',', a + 1);
+    ASSERT_NE(b, std::string::npos) << line;
+    const std::string name = trim(line.substr(0, a)), type = trim(line.substr(a + 1, b - a - 1)),
+                      help = trim(line.substr(b + 1));
+    if (name == "DCGM_FI_DEV_VGPU_LICENSE_STATUS") continue;
+    ++rows;
+    const DcgmRow* r = find_dcgm_row(name);
+    ASSERT_NE(r, nullptr) << name;
+    EXPECT_TRUE(r->default_counter) << name;
+    EXPECT_EQ(r->help, help) << name;
+    if (type == "label") {
+      EXPECT_EQ(r->value, DcgmValue::kLabel) << name;
+    } else {
+      EXPECT_EQ(type_name(r->type), type) << name;
+    }
+  }
+  size_t defaults = 0;
+  for (const auto& r : dcgm_rows()) defaults += r.default_counter;
+  EXPECT_EQ(defaults, rows);
+  EXPECT_EQ(rows, 25u);
+  EXPECT_EQ(find_dcgm_row("DCGM_FI_DEV_FB_USED")->value, DcgmValue::kInt);
+  EXPECT_EQ(find_dcgm_row("DCGM_FI_DEV_POWER_USAGE")->value, DcgmValue::kDouble);
 }
 
 TEST(Catalog, OpenMetricsFamilyNames) {

@@ -29,11 +29,69 @@ void SeriesRegistry::set_gpu(int index, GpuIdentity id) {
   std::lock_guard lock(mu_);
   if (index >= static_cast<int>(gpus_.size())) gpus_.resize(index + 1);
   gpus_[index] = std::move(id);
+  rebuild_dcgm_labels_locked();
 }
 
 void SeriesRegistry::set_hostname(std::string hostname) {
   std::lock_guard lock(mu_);
   hostname_ = std::move(hostname);
+  rebuild_dcgm_labels_locked();
+}
+
+void SeriesRegistry::set_dcgm_host_label(DcgmHostLabel how) {
+  std::lock_guard lock(mu_);
+  dcgm_host_ = how;
+  rebuild_dcgm_labels_locked();
+}
+
+void SeriesRegistry::set_dcgm_driver_label(bool on) {
+  std::lock_guard lock(mu_);
+  dcgm_driver_ = on;
+  rebuild_dcgm_labels_locked();
+}
+
+void SeriesRegistry::set_gpu_pod(int index, GpuPod pod) {
+  std::lock_guard lock(mu_);
+  if (index < 0) return;
+  if (index >= static_cast<int>(pods_.size())) pods_.resize(index + 1);
+  auto& p = pods_[index];
+  if (p.container == pod.container && p.namespace_ == pod.namespace_ && p.pod == pod.pod) return;
+  p = std::move(pod);
+  rebuild_dcgm_labels_locked();
+}
+
+const std::string& SeriesRegistry::dcgm_labels(int index) const {
+  static const std::string kNone;
+  if (index < 0 || index >= static_cast<int>(dcgm_labels_.size())) return kNone;
+  return dcgm_labels_[index];
+}
+
+void SeriesRegistry::rebuild_dcgm_labels_locked() {
+  // dcgm-exporter's template: the entity labels in fixed order, then its
+  // Labels map and then its Attributes map, each in sorted key order (Go's
+  // text/template ranges maps sorted), so uppercase DCGM_* label rows come
+  // before the lowercase pod attributes.
+  dcgm_labels_.assign(gpus_.size(), {});
+  for (size_t g = 0; g < gpus_.size(); ++g) {
+    const GpuIdentity& id = gpus_[g];
+    const std::string idx = std::to_string(g);
+    std::string& s = dcgm_labels_[g];
+    s = label("gpu", idx);
+    s += ',' + label("UUID", id.uuid);
+    s += ',' + label("pci_bus_id", id.pci_bus_id);
+    s += ',' + label("device", "nvidia" + (id.minor >= 0 ? std::to_string(id.minor) : idx));
+    s += ',' + label("modelName", id.name);
+    if (!hostname_.empty() && dcgm_host_ != DcgmHostLabel::kNone) {
+      s += ',' + label(dcgm_host_ == DcgmHostLabel::kHostname ? "Hostname" : "hostname", hostname_);
+    }
+    if (dcgm_driver_ && !id.driver.empty()) s += ',' + label("DCGM_FI_DRIVER_VERSION", id.driver);
+    if (g < pods_.size() && !pods_[g].pod.empty()) {
+      const GpuPod& p = pods_[g];
+      s += ',' + label("container", p.container);
+      s += ',' + label("namespace", p.namespace_);
+      s += ',' + label("pod", p.pod);
+    }
+  }
 }
 
 std::string SeriesRegistry::hostname() const {
@@ -69,7 +127,7 @@ uint32_t SeriesRegistry::slot(FieldId field, int gpu, std::string_view extra) {
   key_into(key_buf_, field, gpu, extra);
   if (auto it = index_.find(std::string_view(key_buf_)); it != index_.end()) return it->second;
 
-  Series s{field, gpu, std::string(extra), {}, {}};
+  Series s{field, gpu, std::string(extra), {}};
   const FieldDef& def = gpulens::field(field);
   const GpuIdentity* id =
       gpu >= 0 && gpu < static_cast<int>(gpus_.size()) ? &gpus_[gpu] : nullptr;
@@ -82,15 +140,6 @@ uint32_t SeriesRegistry::slot(FieldId field, int gpu, std::string_view extra) {
   if (!extra.empty()) {
     if (!s.labels.empty()) s.labels += ',';
     s.labels += extra;
-  }
-  if (!def.dcgm_name.empty() && def.scope == Scope::kGpu) {
-    s.dcgm_labels = label("gpu", idx);
-    s.dcgm_labels += ',' + label("UUID", id ? id->uuid : "");
-    s.dcgm_labels += ',' + label("device", "nvidia" + idx);
-    s.dcgm_labels += ',' + label("modelName", id ? id->name : "");
-    if (id && !id->pci_bus_id.empty()) s.dcgm_labels += ',' + label("pci_bus_id", id->pci_bus_id);
-    if (!hostname_.empty()) s.dcgm_labels += ',' + label("Hostname", hostname_);
-    if (!extra.empty()) s.dcgm_labels += ',' + std::string(extra);
   }
   uint32_t slot = static_cast<uint32_t>(series_.size());
   series_.push_back(std::move(s));

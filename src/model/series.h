@@ -4,7 +4,8 @@
 // plus any extra labels ("link=\"3\"", "mode=\"user\""), kept pre-escaped in
 // exposition form. The registry gives every distinct series a dense slot
 // number once, for the life of the process, and keeps the labels the GPU
-// scope adds (gpu, gpu_uuid, gpu_name). Frames, the exporter and the history
+// scope adds (gpu, gpu_uuid, gpu_name) and the per-GPU label set of
+// dcgm-exporter's names. Frames, the exporter and the history
 // index their arrays by slot, so the hot paths never hash strings.
 //
 //   SeriesRegistry reg;
@@ -35,14 +36,26 @@ struct GpuIdentity {
   std::string name;         // model name as the driver reports it
   std::string pci_bus_id;
   std::string serial;
+  std::string driver;       // driver version (DCGM_FI_DRIVER_VERSION)
+  int minor = -1;           // device minor number (/dev/nvidia<minor>); -1: use the index
 };
+
+// The pod a GPU is assigned to (dcgm-exporter's container/namespace/pod).
+struct GpuPod {
+  std::string container;
+  std::string namespace_;
+  std::string pod;
+};
+
+// How DCGM-named series label the host: dcgm-exporter up to 4.5.x writes
+// `Hostname`, newer releases `hostname`; kNone leaves it out (its -n).
+enum class DcgmHostLabel : uint8_t { kHostname, kLowercase, kNone };
 
 struct Series {
   FieldId field;
   int gpu;                  // GPU index, or kNodeEntity
   std::string extra;        // pre-escaped extra labels, e.g. link="3"
   std::string labels;       // full label set without braces, exposition form
-  std::string dcgm_labels;  // label set for DCGM names (empty when no DCGM name)
 };
 
 class SeriesRegistry {
@@ -56,6 +69,16 @@ class SeriesRegistry {
   void set_gpu(int index, GpuIdentity id);
   void set_hostname(std::string hostname);
   std::string hostname() const;  // "" when no source set one
+  void set_dcgm_host_label(DcgmHostLabel how);
+  // Whether DCGM_FI_DRIVER_VERSION (a `label` row) is on DCGM series.
+  void set_dcgm_driver_label(bool on);
+  // The pod GPU `index` is assigned to; empty fields: none.
+  void set_gpu_pod(int index, GpuPod pod);
+  // dcgm-exporter's label set of GPU `index`, without braces, in its order:
+  // gpu, UUID, pci_bus_id, device, modelName, Hostname, then its label rows
+  // (DCGM_FI_DRIVER_VERSION), then container, namespace, pod. Call under
+  // mutex(); empty for an unknown index.
+  const std::string& dcgm_labels(int index) const;
   const GpuIdentity* gpu(int index) const;
   int gpu_count() const;
 
@@ -81,8 +104,14 @@ class SeriesRegistry {
   std::deque<Series> series_;
   std::vector<uint32_t> by_field_[kFieldCount];
   std::unordered_map<std::string, uint32_t, KeyHash, std::equal_to<>> index_;
+  void rebuild_dcgm_labels_locked();
+
   std::vector<GpuIdentity> gpus_;
+  std::vector<GpuPod> pods_;
+  std::vector<std::string> dcgm_labels_;
   std::string hostname_;
+  DcgmHostLabel dcgm_host_ = DcgmHostLabel::kHostname;
+  bool dcgm_driver_ = true;
   std::string key_buf_;
 };
 

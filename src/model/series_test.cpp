@@ -20,16 +20,30 @@ TEST(SeriesRegistry, SameKeySameSlot) {
   EXPECT_EQ(reg.slots_of(FieldId::kGpuPower).size(), 1u);
 }
 
-TEST(SeriesRegistry, DcgmLabels) {
+TEST(SeriesRegistry, DcgmLabelsInDcgmExporterOrder) {
   SeriesRegistry reg;
   reg.set_hostname("node-7");
-  reg.set_gpu(1, {.uuid = "GPU-b", .name = "NVIDIA H100", .pci_bus_id = "00000000:1B:00.0", .serial = ""});
-  uint32_t s = reg.slot(FieldId::kGpuUtilization, 1);
-  EXPECT_EQ(reg.series(s).dcgm_labels,
-            "gpu=\"1\",UUID=\"GPU-b\",device=\"nvidia1\",modelName=\"NVIDIA H100\","
-            "pci_bus_id=\"00000000:1B:00.0\",Hostname=\"node-7\"");
-  // Fields without a DCGM equivalent carry no DCGM labels.
-  EXPECT_TRUE(reg.series(reg.slot(FieldId::kGpuMemoryFragmentation, 1)).dcgm_labels.empty());
+  reg.set_gpu(1, {.uuid = "GPU-b", .name = "NVIDIA H100", .pci_bus_id = "00000000:1B:00.0", .serial = "",
+                  .driver = "550.144.03", .minor = 3});
+  EXPECT_EQ(reg.dcgm_labels(1),
+            "gpu=\"1\",UUID=\"GPU-b\",pci_bus_id=\"00000000:1B:00.0\",device=\"nvidia3\",modelName=\"NVIDIA H100\","
+            "Hostname=\"node-7\",DCGM_FI_DRIVER_VERSION=\"550.144.03\"");
+  // A GPU assigned to a pod: container, namespace, pod after the label rows.
+  reg.set_gpu_pod(1, {.container = "trainer", .namespace_ = "ml", .pod = "job-0"});
+  reg.set_dcgm_host_label(DcgmHostLabel::kLowercase);
+  EXPECT_EQ(reg.dcgm_labels(1),
+            "gpu=\"1\",UUID=\"GPU-b\",pci_bus_id=\"00000000:1B:00.0\",device=\"nvidia3\",modelName=\"NVIDIA H100\","
+            "hostname=\"node-7\",DCGM_FI_DRIVER_VERSION=\"550.144.03\",container=\"trainer\",namespace=\"ml\","
+            "pod=\"job-0\"");
+  reg.set_dcgm_host_label(DcgmHostLabel::kNone);
+  reg.set_dcgm_driver_label(false);
+  reg.set_gpu_pod(1, {});
+  EXPECT_EQ(reg.dcgm_labels(1),
+            "gpu=\"1\",UUID=\"GPU-b\",pci_bus_id=\"00000000:1B:00.0\",device=\"nvidia3\",modelName=\"NVIDIA H100\"");
+  // Without a minor number the device is nvidia<index>; unknown GPUs have none.
+  reg.set_gpu(0, {.uuid = "GPU-a", .name = "X", .pci_bus_id = "", .serial = ""});
+  EXPECT_NE(reg.dcgm_labels(0).find("device=\"nvidia0\""), std::string::npos);
+  EXPECT_TRUE(reg.dcgm_labels(5).empty());
 }
 
 TEST(SeriesRegistry, NodeSeriesHaveOnlyExtraLabels) {

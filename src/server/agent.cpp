@@ -1,8 +1,11 @@
 // Agent runtime: threads, self metrics, routes.
 #include "server/agent.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 
 #include "server/gzip.h"
 #include "server/history_routes.h"
@@ -35,6 +38,14 @@ bool Agent::simulated() const {
 }
 
 Status Agent::open(std::vector<std::string>& notes) {
+  // dcgm-exporter's Hostname: NODE_NAME (set from spec.nodeName in
+  // Kubernetes), else the host name. A source may set its own (sim).
+  if (const char* node = std::getenv("NODE_NAME"); node != nullptr && *node != 0) {
+    registry_.set_hostname(node);
+  } else if (char host[256] = {}; gethostname(host, sizeof host - 1) == 0) {
+    registry_.set_hostname(host);
+  }
+  registry_.set_dcgm_host_label(options_.dcgm_host_label);
   std::vector<Runner> kept;
   for (auto& r : runners_) {
     Status s = r.source->open(registry_);
@@ -291,7 +302,8 @@ void Agent::handle(const ServerRequest& req, ServerResponse& res) {
       generation = live_.generation();
     }
     if (c.generation != generation) {
-      RenderOptions ro{.format = format, .native_names = true, .dcgm_names = options_.dcgm_names};
+      RenderOptions ro{.format = format, .native_names = true, .dcgm_names = options_.dcgm_names,
+                       .dcgm_rows = options_.dcgm_rows.get()};
       std::string_view body = renderer_.render(registry_, live_, ro);
       if (gzip) {
         static thread_local Gzipper gz;

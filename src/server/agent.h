@@ -45,6 +45,9 @@ struct AgentOptions {
   int64_t interval_ms = 1000;
   int64_t history_ms = 3600 * 1000;
   bool dcgm_names = false;
+  DcgmHostLabel dcgm_host_label = DcgmHostLabel::kHostname;
+  // DCGM names to export (a --collectors file or profile); null: all.
+  std::shared_ptr<const std::set<std::string, std::less<>>> dcgm_rows;
   std::string scenario_label;  // for gpulens_simulated{scenario}
 };
 

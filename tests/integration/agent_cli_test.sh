@@ -135,14 +135,16 @@ set +e; "$GPULENS" serve --source sim --log-level loud >/dev/null 2>"$work/err";
 port=$(free_port)
 start_agent dcgm "$port" --source sim --scenario healthy-training --dcgm-names --interval 200ms
 curl -sf "http://127.0.0.1:$port/metrics" > "$work/dcgm.prom"
-# dcgm-exporter's own label names (UUID, modelName, Hostname) are camelCase
-# and one of its names contains "COUNTER"; dashboards rely on both, so those
-# are the only notes promtool may make here.
+# dcgm-exporter's own label names (UUID, modelName, Hostname) are camelCase,
+# its counters (typed counter as its CSV types them) have no _total and one of
+# its names contains "COUNTER"; dashboards rely on all of it, so those are the
+# only notes promtool may make here, and only on DCGM_* names.
 promtool check metrics < "$work/dcgm.prom" > "$work/lint2.txt" 2>&1 || true
-grep -v -e "label names should be written in 'snake_case' not 'camelCase'" \
+grep -v -e "^DCGM_[A-Z0-9_]* label names should be written in 'snake_case' not 'camelCase'" \
+  -e '^DCGM_[A-Z0-9_]* counter metrics should have "_total" suffix' \
   -e "^DCGM_FI_DEV_PCIE_REPLAY_COUNTER metric name should not include type 'counter'" "$work/lint2.txt" > "$work/lint3.txt" || true
 [[ ! -s "$work/lint3.txt" ]] || fail "promtool complained (dcgm): $(head -5 "$work/lint3.txt")"
-grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-.*",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",' "$work/dcgm.prom" \
+grep -q '^DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-[^"]*",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="[^"]*",DCGM_FI_DRIVER_VERSION="simulated"} [0-9]*$' "$work/dcgm.prom" \
   || fail "DCGM_FI_DEV_GPU_UTIL with dcgm-exporter labels missing"
 
 # --- usage errors exit 2 with a message naming the problem --------------------

@@ -2,8 +2,10 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 #include "sources/nvml/gpu.h"
+
 
 namespace gpulens {
 namespace {
@@ -79,6 +81,9 @@ bool open_gpu(const NvmlApi& api, unsigned index, const std::string& driver, con
     if (api.get_pci_info(gpu.dev, &pci) == NVML_SUCCESS) gpu.pci_bus_id = std::string(pci.busId, strnlen(pci.busId, 32));
   }
   if (api.get_architecture != nullptr) api.get_architecture(gpu.dev, &gpu.arch);
+  if (unsigned minor = 0; api.get_minor_number != nullptr && api.get_minor_number(gpu.dev, &minor) == NVML_SUCCESS) {
+    gpu.minor = static_cast<int>(minor);
+  }
   gpu.info_extra = label("model", gpu.name) + "," + label("pci_bus_id", gpu.pci_bus_id) + "," +
                    label("driver", driver) + "," + label("serial", gpu.serial);
 
@@ -152,6 +157,14 @@ void collect_gpu(CollectContext& ctx, GpuState& gpu) {
     if (p.ok(Probe::kUtil, api.get_utilization(dev, &u))) {
       f.set(F::kGpuUtilization, g, u.gpu / 100.0);
       f.set(F::kGpuMemoryUtil, g, u.memory / 100.0);
+    }
+  }
+  // Video engines: percent over the driver's sampling period.
+  for (const auto& [probe, fn, field] : {std::tuple{Probe::kEncoder, api.get_encoder_util, F::kGpuEncoderUtil},
+                                         std::tuple{Probe::kDecoder, api.get_decoder_util, F::kGpuDecoderUtil}}) {
+    unsigned util = 0, period_us = 0;
+    if (p.may(probe, reinterpret_cast<const void*>(fn)) && p.ok(probe, fn(dev, &util, &period_us))) {
+      f.set(field, g, util / 100.0);
     }
   }
   // Memory: v2 (with reserved), falling back to v1 where v2 is missing.

@@ -34,7 +34,7 @@ enum class Probe : uint8_t {
   kUtil, kMemV2, kMemV1, kTemp, kMemTemp, kPower, kPowerLimit, kEnergy, kSmClock, kSmClockMax,
   kMemClock, kMemClockMax, kClockEvents, kClockEventTime, kPcieGen, kPcieWidth, kPcieGenMax,
   kPcieWidthMax, kPcieCounters, kPcieThroughput, kReplays, kEcc, kRemap, kPstate, kNvlinkBytes,
-  kProcesses, kProcessUtil, kCount
+  kProcesses, kProcessUtil, kEncoder, kDecoder, kCount
 };
 
 struct NvLink {
@@ -51,6 +51,7 @@ struct GpuState {
   nvmlDevice_t dev = nullptr;
   std::string uuid, name, pci_bus_id, serial;
   unsigned arch = 0;
+  int minor = -1;  // device minor number, -1 when NVML cannot say
   bool lost = false;
   std::bitset<static_cast<size_t>(Probe::kCount)> off;  // unsupported calls
 

@@ -38,6 +38,11 @@ namespace gpulens {
   X(get_serial, nvmlReturn_t(nvmlDevice_t, char*, unsigned), false, "nvmlDeviceGetSerial")             \
   X(get_pci_info, nvmlReturn_t(nvmlDevice_t, nvmlPciInfo_t*), false, "nvmlDeviceGetPciInfo_v3")        \
   X(get_architecture, nvmlReturn_t(nvmlDevice_t, unsigned*), false, "nvmlDeviceGetArchitecture")       \
+  X(get_minor_number, nvmlReturn_t(nvmlDevice_t, unsigned*), false, "nvmlDeviceGetMinorNumber")        \
+  X(get_encoder_util, nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*), false,                         \
+    "nvmlDeviceGetEncoderUtilization")                                                                 \
+  X(get_decoder_util, nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*), false,                         \
+    "nvmlDeviceGetDecoderUtilization")                                                                 \
   X(get_utilization, nvmlReturn_t(nvmlDevice_t, nvmlUtilization_t*), false,                            \
     "nvmlDeviceGetUtilizationRates")                                                                   \
   X(get_memory_v2, nvmlReturn_t(nvmlDevice_t, nvmlMemory_v2_t*), false, "nvmlDeviceGetMemoryInfo_v2")  \

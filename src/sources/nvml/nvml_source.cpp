@@ -157,7 +157,8 @@ Status NvmlSource::open(SeriesRegistry& registry) {
                    " returned NVML_ERROR_NO_PERMISSION: SM active/occupancy, tensor and DRAM activity are off; run "
                    "the agent privileged (securityContext.privileged: true, or as root) to enable them");
     }
-    registry.set_gpu(g.index, {.uuid = g.uuid, .name = g.name, .pci_bus_id = g.pci_bus_id, .serial = g.serial});
+    registry.set_gpu(g.index, {.uuid = g.uuid, .name = g.name, .pci_bus_id = g.pci_bus_id, .serial = g.serial,
+                               .driver = driver, .minor = g.minor});
   }
   if (core->gpus.empty()) return unavailable("no usable GPU: every GPU failed to open");
   open_topology(api, core->gpus, options_.sys_root);

@@ -284,6 +284,11 @@ TEST(NvmlSource, ProcessesCarryPodIdentityAndAffinity) {
   EXPECT_EQ(v["gpu_process_memory_used_bytes{0|pid=\"99999\",namespace=\"\",pod=\"\",container=\"\"}"], 4096);
   EXPECT_EQ(v["host_gpu_process_affinity_info{-1|pid=\"4243\",gpu=\"0\",cpus=\"32-63\",numa_nodes=\"1\"}"], 1);
   EXPECT_EQ(h.src->process_resolutions(), 2u);  // three collections, each process resolved once
+  // The GPU's one pod labels its dcgm-exporter series, after the label rows.
+  std::lock_guard lock(h.reg.mutex());
+  EXPECT_TRUE(h.reg.dcgm_labels(0).ends_with(",container=\"trainer\",namespace=\"ml-team\",pod=\"trainer-0\""))
+      << h.reg.dcgm_labels(0);
+  EXPECT_NE(h.reg.dcgm_labels(0).find(",device=\"nvidia"), std::string::npos);
 }
 
 // Inside the agent's pod the kubelet's pods/ directory is not mounted: the

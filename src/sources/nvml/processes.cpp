@@ -47,6 +47,10 @@ void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) 
     }
   }
 
+  // The pod of the GPU's processes labels its DCGM series (dcgm-exporter's
+  // container/namespace/pod); none when no process or more than one pod.
+  GpuPod pod;
+  bool one_pod = true;
   for (unsigned i = 0; i < count; ++i) {
     // Elements are 24 bytes, or 32 on early R535 drivers; pid and memory
     // sit at the same offsets in both.
@@ -60,6 +64,13 @@ void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) 
     std::string fallback;
     if (id == nullptr) fallback = label("pid", std::to_string(pid)) + ",namespace=\"\",pod=\"\",container=\"\"";
     const std::string& labels = id != nullptr ? id->labels : fallback;
+    if (id != nullptr && !id->pod.empty()) {
+      if (pod.pod.empty()) {
+        pod = {.container = id->container, .namespace_ = id->namespace_, .pod = id->pod};
+      } else if (pod.pod != id->pod || pod.namespace_ != id->namespace_ || pod.container != id->container) {
+        one_pod = false;
+      }
+    }
     if (mem != NVML_VALUE_NOT_AVAILABLE) ctx.frame.set(FieldId::kGpuProcessMemoryUsed, gpu.index, labels, static_cast<double>(mem));
     if (have_util) {
       double sm = 0;
@@ -73,6 +84,7 @@ void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) 
       ctx.frame.set_node(FieldId::kHostProcessCpuAffinity, id->affinity_for(gpu.index), 1);
     }
   }
+  ctx.frame.registry().set_gpu_pod(gpu.index, one_pod ? std::move(pod) : GpuPod{});
 }
 
 }  // namespace gpulens

@@ -79,7 +79,8 @@ class SimSource final : public Source {
                     static_cast<unsigned>(mix(h) >> 48), static_cast<unsigned long long>(mix(h + 1) >> 16));
       std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", g < 8 ? kBus[g] : 0x100 - 8 + g % 8);
       std::snprintf(serial, sizeof serial, "SIM%010llu", static_cast<unsigned long long>(h % 10000000000ULL));
-      reg.set_gpu(g, {.uuid = uuid, .name = std::string(s_.model.name), .pci_bus_id = bus, .serial = serial});
+      reg.set_gpu(g, {.uuid = uuid, .name = std::string(s_.model.name), .pci_bus_id = bus, .serial = serial,
+                      .driver = "simulated", .minor = g});
       GpuState st;
       st.nvl_tx.assign(s_.model.nvlink_links, 0);
       st.nvl_rx.assign(s_.model.nvlink_links, 0);
@@ -259,6 +260,8 @@ class SimSource final : public Source {
     f.set(FieldId::kGpuFp64Active, g, clamp01(w.fp64 * duty));
     f.set(FieldId::kGpuFp32Active, g, clamp01(w.fp32 * duty));
     f.set(FieldId::kGpuFp16Active, g, clamp01(w.fp16 * duty));
+    f.set(FieldId::kGpuEncoderUtil, g, 0);  // training and inference leave the video engines idle
+    f.set(FieldId::kGpuDecoderUtil, g, 0);
     f.set(FieldId::kGpuSmClock, g, std::round(m.sm_clock_max_mhz * clock) * 1e6);
     f.set(FieldId::kGpuSmClockMax, g, m.sm_clock_max_mhz * 1e6);
     f.set(FieldId::kGpuMemClock, g, m.mem_clock_max_mhz * 1e6);
