@@ -18,14 +18,13 @@ int run_serve(int argc, char** argv) {
   CommonFlags flags;
   std::string listen, history, remote_write, prefill;
   bool dcgm = false;
-  std::string host_label = "Hostname";
+  std::string host_label;
   flags.add_to(app);
   app.add_option("--listen", listen, "HOST:PORT to serve on (default 127.0.0.1:9400; 0.0.0.0:9400 for all)");
   app.add_option("--history", history, "how much history to keep in memory (default 1h)");
   app.add_flag("--dcgm-names", dcgm, "also export dcgm-exporter's DCGM_FI_* names and labels");
   app.add_option("--dcgm-hostname-label", host_label,
-                 "host label of DCGM names: Hostname (dcgm-exporter up to 4.5), hostname (newer), none")
-      ->check(CLI::IsMember({"Hostname", "hostname", "none"}));
+                 "host label of DCGM names: Hostname (dcgm-exporter up to 4.5), hostname (newer), none");
   app.add_option("--remote-write", remote_write,
                  "push every sample to this Prometheus remote_write URL (VictoriaMetrics, Mimir, Prometheus)");
   app.add_option("--sim-prefill", prefill,
@@ -39,7 +38,8 @@ int run_serve(int argc, char** argv) {
     return kExitUsage;
   }
   const std::pair<const char*, const std::string*> more[] = {
-      {"listen", &listen}, {"history", &history}, {"remote_write.url", &remote_write}};
+      {"listen", &listen}, {"history", &history}, {"remote_write.url", &remote_write},
+      {"dcgm_hostname_label", &host_label}};
   for (const auto& [key, value] : more) {
     if (value->empty()) continue;
     if (Status s = set_key(*config, key, *value, find_key(key)->flag); !s) {
@@ -76,9 +76,10 @@ int run_serve(int argc, char** argv) {
 
   AgentOptions options{.listen = config->listen, .interval_ms = config->interval_ms, .history_ms = config->history_ms,
                        .dcgm_names = config->dcgm_names,
-                       .dcgm_host_label = host_label == "none"       ? DcgmHostLabel::kNone
-                                          : host_label == "hostname" ? DcgmHostLabel::kLowercase
-                                                                     : DcgmHostLabel::kHostname,
+                       .dcgm_host_label = config->dcgm_hostname_label == "none" ? DcgmHostLabel::kNone
+                                          : config->dcgm_hostname_label == "hostname"
+                                              ? DcgmHostLabel::kLowercase
+                                              : DcgmHostLabel::kHostname,
                        .dcgm_rows = nullptr,
                        .scenario_label = ""};
   auto agent = make_agent(*config, options, false);

@@ -58,6 +58,7 @@ struct AgentConfig {
   int64_t history_ms = 3600 * 1000;
   std::vector<std::string> sources = {"nvml", "host"};
   bool dcgm_names = false;
+  std::string dcgm_hostname_label = "Hostname";  // Hostname, hostname or none
   SourceOptions source;
   RemoteWriteConfig remote_write;
   LogConfig log;
