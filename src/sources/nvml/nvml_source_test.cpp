@@ -317,6 +317,12 @@ TEST(NvmlSource, PodProcessesAreNamedFromTheKubeletDirectory) {
   EXPECT_EQ(v.count("gpu_process_memory_used_bytes{0|" + uid + "}"), 0u);
   // A host process (no pod) is never given the GPU's pod.
   EXPECT_EQ(v["gpu_process_memory_used_bytes{0|pid=\"4243\",namespace=\"\",pod=\"\",container=\"\"}"], 2048);
+  {
+    // The kubelet's owner labels the GPU's dcgm-exporter series.
+    std::lock_guard lock(h.reg.mutex());
+    EXPECT_TRUE(h.reg.dcgm_labels(0).ends_with(",container=\"trainer\",namespace=\"ml-team\",pod=\"trainer-0\""))
+        << h.reg.dcgm_labels(0);
+  }
   pod_directory().clear();
 }
 

@@ -84,6 +84,12 @@ void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) 
       ctx.frame.set_node(FieldId::kHostProcessCpuAffinity, id->affinity_for(gpu.index), 1);
     }
   }
+  // The kubelet's allocation wins (what dcgm-exporter reads); the pod of the
+  // processes stands in where the kubelet is not read.
+  if (auto owner = pod_directory().sole_owner(gpu.uuid)) {
+    pod = {.container = owner->container, .namespace_ = owner->namespace_, .pod = owner->pod};
+    one_pod = true;
+  }
   ctx.frame.registry().set_gpu_pod(gpu.index, one_pod ? std::move(pod) : GpuPod{});
 }
 
