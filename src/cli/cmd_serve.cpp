@@ -1,4 +1,7 @@
-// `gpulens serve`: run the agent until SIGINT/SIGTERM.
+// `gpulens serve`: run the agent until SIGINT/SIGTERM. SIGHUP re-reads and
+// checks the config file and keeps the running configuration, saying why in
+// a "reload" log line (applying a changed file needs a restart today); it
+// never stops the agent.
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -72,6 +75,7 @@ int run_serve(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   AgentOptions options{.listen = config->listen, .interval_ms = config->interval_ms, .history_ms = config->history_ms,
@@ -112,7 +116,21 @@ int run_serve(int argc, char** argv) {
   }
   log::info("serving", {{"url", "http://" + config->listen + "/metrics"}});
   int sig = 0;
-  sigwait(&stop_signals, &sig);
+  for (;;) {
+    sigwait(&stop_signals, &sig);
+    if (sig != SIGHUP) break;
+    std::string reason;
+    if (config->path.empty()) {
+      reason = "no config file to re-read";
+    } else if (auto fresh = load_config(config->path); !fresh) {
+      reason = fresh.status().message();
+    } else if (auto errors = validate(*fresh); !errors.empty()) {
+      reason = config->path + ": " + errors.front();
+    } else {
+      reason = config->path + " is valid; a changed configuration takes effect on restart";
+    }
+    log::warn("reload", {{"signal", "SIGHUP"}, {"result", "kept the running configuration"}, {"reason", reason}});
+  }
   log::info("stopping", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
   (*agent)->stop();
   (*extras)->stop();

@@ -3,15 +3,28 @@
 # pipelining client that never reads, 300 unfinished 1 MiB uploads, 600
 # dripping header senders, a connection flood, a 1 MB header and a 100 KB
 # URL. The agent's memory stays inside the 256 MiB the deployments give it,
-# scrapes keep being answered, and each abuse gets its status code.
+# scrapes keep being answered, and each abuse gets its status code. Then
+# SIGHUP: the agent checks its config file, keeps running, and says why.
 set -euo pipefail
 GPULENS=$1
 source "$(dirname "$0")/lib/stack.sh"
 stack_init python3 curl
 ulimit -n 8192 2>/dev/null || true
 port=$(free_port)
-start_agent abuse "$port" --source sim --interval 100ms
+printf 'interval: 100ms\n' > "$STACK/agent.yaml"
+start_agent abuse "$port" --source sim --config "$STACK/agent.yaml"
 pid=${STACK_PIDS[-1]}
 python3 "$(dirname "$0")/http_abuse.py" "$port" "$pid" || stack_fail "abuse cases"
 kill -0 "$pid" || stack_fail "the agent died"
+
+kill -HUP "$pid"
+printf 'interval: [not a duration\n' > "$STACK/agent.yaml"
+sleep 0.5
+kill -HUP "$pid"
+sleep 0.5
+kill -0 "$pid" || stack_fail "SIGHUP stopped the agent"
+curl -sf -o /dev/null "http://127.0.0.1:$port/metrics" || stack_fail "no scrape after SIGHUP"
+log="$STACK/agent-abuse.log"
+grep -q 'reload.*agent.yaml is valid' "$log" || stack_fail "no reload line for the valid file: $(grep reload "$log")"
+grep 'reload' "$log" | grep -q 'agent.yaml:' || stack_fail "the broken file's reason is not logged: $(grep reload "$log")"
 echo "PASS"
