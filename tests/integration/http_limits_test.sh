@@ -17,14 +17,22 @@ pid=${STACK_PIDS[-1]}
 python3 "$(dirname "$0")/http_abuse.py" "$port" "$pid" || stack_fail "abuse cases"
 kill -0 "$pid" || stack_fail "the agent died"
 
+log="$STACK/agent-abuse.log"
+# wait_log N: until the log holds N reload lines (10 s at most).
+wait_log() {
+  local deadline=$((SECONDS + 10))
+  until (($(grep -c reload "$log" || true) >= $1)); do
+    ((SECONDS < deadline)) || stack_fail "no reload line after SIGHUP"
+    sleep 0.2
+  done
+}
 kill -HUP "$pid"
+wait_log 1
 printf 'interval: [not a duration\n' > "$STACK/agent.yaml"
-sleep 0.5
 kill -HUP "$pid"
-sleep 0.5
+wait_log 2
 kill -0 "$pid" || stack_fail "SIGHUP stopped the agent"
 curl -sf -o /dev/null "http://127.0.0.1:$port/metrics" || stack_fail "no scrape after SIGHUP"
-log="$STACK/agent-abuse.log"
 grep -q 'reload.*agent.yaml is valid' "$log" || stack_fail "no reload line for the valid file: $(grep reload "$log")"
 grep 'reload' "$log" | grep -q 'agent.yaml:' || stack_fail "the broken file's reason is not logged: $(grep reload "$log")"
 echo "PASS"
