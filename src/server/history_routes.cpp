@@ -87,7 +87,7 @@ void history_json(Agent& agent, const ServerRequest& req, ServerResponse& res) {
   auto step = duration_param(*q, "step", default_step);
   if (!step) return refuse(res, 400, step.status().message());
   if (*step < interval) *step = interval;
-  const int64_t points = *range / *step + 1;
+  const int64_t points = (*range + *step - 1) / *step;  // the steps inside the range
   if (points > kMaxPointsPerSeries) {
     return refuse(res, 400, "step: " + format_duration(*step) + " over " + format_duration(*range) + " gives " +
                                 std::to_string(points) + " values per series; at most " +
