@@ -437,6 +437,39 @@ TEST(Durations, ThrottlingWasteIsTheLostClock) {
   EXPECT_NEAR(r.waste_by_cause.at("thermal_throttle"), 0.4 * kPoints * 15.0, 1e-6);
 }
 
+TEST(Fleet, TopCausesByWasteAcrossHostsWithWhoIsAffected) {
+  GpuSignals idle = healthy_gpu("0");
+  idle.sig(GpuSig::kGpuUtil) = flat(0);
+  idle.sig(GpuSig::kSmActive) = flat(0);
+  GpuSignals hot = healthy_gpu("1");
+  hot.sig(GpuSig::kThermalThrottle) = flat(1);
+  hot.sig(GpuSig::kSmClock) = flat(1.5e9);
+  hot.sig(GpuSig::kSmClockMax) = flat(2.0e9);
+  SignalSet set = one_host({hot});
+  GpuSignals idle1 = idle;
+  idle1.index = "1";
+  SignalSet b = one_host({idle, idle1});  // another host: the hot GPU is not their job's
+  b.hosts[0].name = "n2";
+  set.hosts.push_back(b.hosts[0]);
+  const Report r = diagnose(set, {});
+  const std::vector<FleetCause> fleet = fleet_summary(r);
+  ASSERT_GE(fleet.size(), 2u);
+  EXPECT_EQ(fleet[0].cause, "idle");
+  EXPECT_EQ(fleet[0].gpus, 2u);
+  EXPECT_EQ(fleet[0].hosts, (std::vector<std::string>{"n2"}));
+  EXPECT_NEAR(fleet[0].gpus_equivalent, 2.0, 1e-6);  // two GPUs idle the whole time
+  EXPECT_EQ(fleet[1].cause, "thermal_throttle");
+  EXPECT_EQ(fleet[1].hosts, (std::vector<std::string>{"n1"}));
+  EXPECT_NEAR(fleet[1].gpus_equivalent, 0.25, 1e-6);  // a quarter of the clock lost
+  const std::string text = report_text(r, false);
+  EXPECT_NE(text.find("fixing the idle GPUs is worth 2.0 GPUs fleet-wide (0.5 GPU-hours; 2 GPUs on 1 host: n2)"),
+            std::string::npos) << text;
+  const std::string json = report_json(r);
+  EXPECT_NE(json.find("\"fleet\":{\"hosts\":2,\"gpus\":3,\"causes\":[{\"cause\":\"idle\",\"gpu_hours\":0.508333,"
+                      "\"gpus_equivalent\":2,\"gpus_affected\":2,\"hosts_affected\":1,\"hosts\":[\"n2\"]}"),
+            std::string::npos) << json;
+}
+
 TEST(Thresholds, FromYaml) {
   Thresholds t;
   ASSERT_TRUE(apply_thresholds(YAML::Load("{pcie_util: 0.7, pcie_for: 5m}"), t).is_ok());

@@ -188,7 +188,33 @@ std::string report_json(const Report& r) {
     json_number(o, covered_h > 0 ? hours(s) / covered_h : 0);
     o += '}';
   }
-  o += "}},\"warnings\":[";
+  o += "}},\"fleet\":{\"hosts\":";
+  json_number(o, static_cast<double>(r.hosts.size()));
+  o += ",\"gpus\":";
+  json_number(o, static_cast<double>(r.gpu_count));
+  o += ",\"causes\":[";
+  const std::vector<FleetCause> fleet = fleet_summary(r);
+  for (size_t i = 0; i < fleet.size(); ++i) {
+    const FleetCause& c = fleet[i];
+    if (i) o += ',';
+    o += "{\"cause\":";
+    json_string(o, c.cause);
+    o += ",\"gpu_hours\":";
+    json_number(o, hours(c.waste_gpu_seconds));
+    o += ",\"gpus_equivalent\":";
+    json_number(o, c.gpus_equivalent);
+    o += ",\"gpus_affected\":";
+    json_number(o, static_cast<double>(c.gpus));
+    o += ",\"hosts_affected\":";
+    json_number(o, static_cast<double>(c.hosts.size()));
+    o += ",\"hosts\":[";
+    for (size_t h = 0; h < c.hosts.size(); ++h) {
+      if (h) o += ',';
+      json_string(o, c.hosts[h]);
+    }
+    o += "]}";
+  }
+  o += "]},\"warnings\":[";
   for (size_t i = 0; i < r.input_warnings.size(); ++i) {
     if (i) o += ',';
     json_string(o, r.input_warnings[i]);

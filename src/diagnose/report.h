@@ -15,10 +15,24 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "diagnose/engine.h"
 
 namespace gpulens::diagnose {
+
+// The fleet view: per root cause (a consequence counts under its root),
+// the GPU time it wasted over all hosts, what that is worth in GPUs over the
+// covered time, and the hosts and GPUs where it fires (info findings
+// excluded). Most waste first.
+struct FleetCause {
+  std::string cause;
+  double waste_gpu_seconds = 0;
+  double gpus_equivalent = 0;       // "fixing it is worth N GPUs fleet-wide"
+  std::vector<std::string> hosts;   // sorted
+  size_t gpus = 0;                  // GPUs where it fires
+};
+std::vector<FleetCause> fleet_summary(const Report& report);
 
 std::string report_json(const Report& report);
 std::string report_text(const Report& report, bool colour);

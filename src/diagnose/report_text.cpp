@@ -212,7 +212,7 @@ std::string report_text(const Report& r, bool colour) {
   timeline_text(r, st, o);
   double total = 0;
   for (const auto& [cause, s] : r.waste_by_cause) total += s;
-  o += "\n" + std::string(st.bold) + "waste" + st.reset + ": ";
+  o += "\n" + std::string(st.bold) + (r.hosts.size() > 1 ? "fleet waste" : "waste") + st.reset + ": ";
   if (total <= 0 || covered_s <= 0) {
     o += "none found in the window\n";
     return o;
@@ -221,15 +221,21 @@ std::string report_text(const Report& r, bool colour) {
   std::snprintf(b, sizeof b, "%.1f GPU-hours of %.1f covered (%.1f of %zu GPUs)\n", hours(total),
                 hours(covered_s) * static_cast<double>(r.gpu_count), total / covered_s, r.gpu_count);
   o += b;
-  std::vector<std::pair<double, std::string>> by;
-  for (const auto& [cause, s] : r.waste_by_cause) {
-    if (s > 0) by.emplace_back(s, cause);
-  }
-  std::sort(by.rbegin(), by.rend());
-  for (const auto& [s, cause] : by) {
-    std::snprintf(b, sizeof b, "  fixing the %s is worth %.1f GPUs (%.1f GPU-hours)\n", cause_words(cause).c_str(),
-                  s / covered_s, hours(s));
+  const std::vector<FleetCause> fleet = fleet_summary(r);
+  const bool many = r.hosts.size() > 1;
+  for (const FleetCause& c : fleet) {
+    if (c.waste_gpu_seconds <= 0) continue;
+    std::snprintf(b, sizeof b, "  fixing the %s is worth %.1f GPUs%s (%.1f GPU-hours", cause_words(c.cause).c_str(),
+                  c.gpus_equivalent, many ? " fleet-wide" : "", hours(c.waste_gpu_seconds));
     o += b;
+    if (many) {
+      std::string hosts;
+      for (size_t i = 0; i < c.hosts.size() && i < 5; ++i) hosts += (i ? ", " : "") + c.hosts[i];
+      if (c.hosts.size() > 5) hosts += ", ... (" + std::to_string(c.hosts.size() - 5) + " more)";
+      o += "; " + std::to_string(c.gpus) + " GPUs on " + std::to_string(c.hosts.size()) + " host" +
+           (c.hosts.size() == 1 ? "" : "s") + (hosts.empty() ? "" : ": " + hosts);
+    }
+    o += ")\n";
   }
   return o;
 }
