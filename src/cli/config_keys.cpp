@@ -158,6 +158,10 @@ std::vector<ConfigKey> agent_keys() {
           "measured PCIe/NVLink peaks (JSON); empty: nominal peaks"),
       key("source.nvml.call_deadline", kDuration, FIELD(source.nvml.call_deadline_ms),
           "a collection slower than this is reported", {.min = 10, .max = 600e3}),
+      key("source.nvml.slow_interval", kDuration, FIELD(source.nvml.slow_interval_ms),
+          "how often the slow tier is read (energy, power limit, ECC, row remapping, PCIe replays, NVLink "
+          "state, clock-event times, per-process SM share); 0s: every collection",
+          {.min = 0, .max = kHour}),
       key("source.kubelet.socket", kPath, FIELD(source.kubelet.socket), "the kubelet's PodResources v1 socket"),
       key("source.kubelet.refresh", kDuration, FIELD(source.kubelet.refresh_ms),
           "how often the kubelet is asked which pod holds which GPU; scrapes read the cached answer",

@@ -38,6 +38,8 @@ class Frame {
   void set(FieldId f, int gpu, std::string_view extra, double v) {
     values_.push_back({registry_->slot(f, gpu, extra), v});
   }
+  // A value for a slot taken from an earlier frame (a cached reading).
+  void set_slot(uint32_t slot, double v) { values_.push_back({slot, v}); }
   void set_node(FieldId f, double v) { set(f, kNodeEntity, v); }
   void set_node(FieldId f, std::string_view extra, double v) { set(f, kNodeEntity, extra, v); }
 

@@ -29,6 +29,11 @@ struct NvmlOptions {
   std::string sys_root = "/sys";       // NUMA node fallback
   std::string kubelet_root = "/var/lib/kubelet";  // pod / namespace / container names
   unsigned xid_wait_ms = 200;          // XID event wait; bounds how fast the thread stops
+  // Slow tier (energy, power limit, ECC, row remapping, PCIe replays, NVLink
+  // link state, clock-event time counters, per-process SM share): read this often, replayed between;
+  // 0 reads everything every collection. Max clocks, link maxima and
+  // topology are read once at open.
+  int64_t slow_interval_ms = 10000;
 };
 
 struct KubeletOptions {

@@ -69,6 +69,16 @@ struct GpuState {
   double pcie_tx_counter = -1, pcie_rx_counter = -1;  // last NVML byte counters (fields 197/198)
   int64_t last_ms = 0;
 
+  // Slow tier: readings that are costly or change slowly (energy, power
+  // limit, ECC, row remapping, replays, NVLink link state, clock-event time
+  // counters, per-process SM share) are read every CollectContext::slow_interval_ms and replayed
+  // from this cache in the collections between.
+  bool slow_now = true;             // this collection reads the slow tier
+  int64_t slow_next_ms = 0, slow_last_ms = 0;
+  std::vector<Frame::Value> slow_values;
+  bool util_have = false;           // last per-process utilisation read worked
+  unsigned util_samples = 0;
+
   std::vector<NvLink> links;
   GpmSampler gpm;
   nvmlReturn_t gpm_open_rc = NVML_ERROR_NOT_SUPPORTED;
@@ -91,6 +101,7 @@ struct CollectContext {
   Frame& frame;
   int64_t now_ms;
   std::function<void(const std::string&)> warn;  // one-line notices (throttled by the caller)
+  int64_t slow_interval_ms = 0;                   // slow tier period; 0: every collection
 };
 
 // Identity and capabilities; returns false when the GPU cannot be used at

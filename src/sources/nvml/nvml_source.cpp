@@ -30,6 +30,7 @@ struct NvmlSource::Core {
   std::unique_ptr<XidWatcher> xids;
   std::unique_ptr<Frame> frame;  // the worker's own frame
   SeriesRegistry* registry = nullptr;
+  int64_t slow_interval_ms = 0;
 
   std::mutex mu;
   std::condition_variable wake, done;
@@ -59,7 +60,7 @@ struct NvmlSource::Core {
 
   Status collect() {
     frame->clear(steady_ms());
-    CollectContext ctx{*api, *frame, steady_ms(), [this](const std::string& m) { notice(m); }};
+    CollectContext ctx{*api, *frame, steady_ms(), [this](const std::string& m) { notice(m); }, slow_interval_ms};
     int lost = 0;
     for (GpuState& g : gpus) {
       collect_gpu(ctx, g);
@@ -73,6 +74,11 @@ struct NvmlSource::Core {
       if (!g.cpu_affinity_extra.empty()) frame->set(FieldId::kGpuCpuAffinity, g.index, g.cpu_affinity_extra, 1);
     }
     cache->sweep();
+    if (slow_interval_ms > 0 && !gpus.empty()) {
+      // Staleness of the slow tier, beside the agent's own {source="nvml"}.
+      frame->set_node(FieldId::kAgentSourceAge, "source=\"nvml\",tier=\"slow\"",
+                      static_cast<double>(ctx.now_ms - gpus.front().slow_last_ms) / 1000.0);
+    }
     if (xids) xids->fill(*frame);
     if (lost > 0 && lost == static_cast<int>(gpus.size())) {
       return unavailable("all " + std::to_string(lost) + " GPUs are lost (NVML_ERROR_GPU_IS_LOST)");
@@ -168,6 +174,7 @@ Status NvmlSource::open(SeriesRegistry& registry) {
   core->xids = std::make_unique<XidWatcher>(api, std::move(devs), options_.xid_wait_ms);
   if (!core->xids->start()) core->xids.reset();
   core->registry = &registry;
+  core->slow_interval_ms = options_.slow_interval_ms;
   core->frame = std::make_unique<Frame>(registry);
   Core* raw = core.get();
   core->worker = std::thread([raw, keep = core] { raw->run(); });

@@ -326,6 +326,39 @@ TEST(NvmlSource, PodProcessesAreNamedFromTheKubeletDirectory) {
   pod_directory().clear();
 }
 
+TEST(NvmlSource, SlowTierIsReadEveryIntervalAndReplayedBetween) {
+  const std::string text = std::string(kOneGpu) +
+                           "value 0 energy_mj 5000 9000 13000\nvalue 0 ecc_corrected 1 2 3\nvalue 0 power_mw 100000 "
+                           "200000 300000\nprocess 0 pid=4242 mem=1073741824 sm=37\n";
+  auto o = options();
+  o.slow_interval_ms = 3600000;
+  {
+    Harness h(text, o);
+    ASSERT_TRUE(h.src->open(h.reg).is_ok());
+    auto v = h.sample();
+    EXPECT_EQ(v["gpu_energy_joules_total{0|}"], 5);
+    v = h.sample();
+    EXPECT_EQ(v["gpu_power_watts{0|}"], 200);            // fast tier: read again
+    EXPECT_EQ(v["gpu_energy_joules_total{0|}"], 5);      // slow tier: the first reading, replayed
+    EXPECT_EQ(v["gpu_ecc_errors_total{0|type=\"corrected\"}"], 1);
+    const std::string pod = "pid=\"4242\",namespace=\"ml-team\",pod=\"trainer-0\",container=\"trainer\"";
+    EXPECT_DOUBLE_EQ(v["gpu_process_sm_util_ratio{0|" + pod + "}"], 0.37);  // the SM share is slow, the list is not
+    EXPECT_EQ(v["gpu_process_memory_used_bytes{0|" + pod + "}"], 1073741824);
+    bool age = false;
+    for (const auto& [k, val] : v) age |= k.starts_with("gpulens_sample_age_seconds{") && k.ends_with("tier=\"slow\"}");
+    EXPECT_TRUE(age) << "no staleness of the slow tier";
+  }  // the stand-in restarts its call counts once no NVML user is left
+
+  o.slow_interval_ms = 0;  // everything every collection
+  Harness every(text, o);
+  ASSERT_TRUE(every.src->open(every.reg).is_ok());
+  every.sample();
+  auto v = every.sample();
+  EXPECT_EQ(v["gpu_energy_joules_total{0|}"], 9);
+  EXPECT_EQ(v["gpu_ecc_errors_total{0|type=\"corrected\"}"], 2);
+  for (const auto& [k, val] : v) EXPECT_FALSE(k.ends_with("tier=\"slow\"}")) << k;
+}
+
 TEST(NvmlSource, TopologyNumaAndAffinity) {
   Harness h("gpu 0 gpm=off\ngpu 1 gpm=off\ngpu 2 gpm=off\n"
             "nvlink 0 link=0 peer=1\nnvlink 0 link=1 peer=1\nnvlink 1 link=0 peer=0\nnvlink 1 link=1 peer=0\n"

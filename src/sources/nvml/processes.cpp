@@ -28,7 +28,11 @@ void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) 
   // SM share per process; an absent process had 0 % in the last period.
   unsigned samples = 0;
   bool have_util = false;
-  if (api.get_process_utilization != nullptr && !gpu.off.test(static_cast<size_t>(Probe::kProcessUtil))) {
+  if (!gpu.slow_now) {
+    // Slow tier: the SM shares of the last read (~2.7 ms per call on an H200).
+    have_util = gpu.util_have;
+    samples = gpu.util_samples;
+  } else if (api.get_process_utilization != nullptr && !gpu.off.test(static_cast<size_t>(Probe::kProcessUtil))) {
     nvmlReturn_t urc = NVML_ERROR_INSUFFICIENT_SIZE;
     for (int attempt = 0; attempt < 2 && urc == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
       samples = static_cast<unsigned>(gpu.util_buf.size());
@@ -47,6 +51,10 @@ void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) 
     }
   }
 
+  if (gpu.slow_now) {
+    gpu.util_have = have_util;
+    gpu.util_samples = samples;
+  }
   // The pod of the GPU's processes labels its DCGM series (dcgm-exporter's
   // container/namespace/pod); none when no process or more than one pod.
   GpuPod pod;
