@@ -58,6 +58,14 @@ enum class FieldId : uint16_t {
   kGpuAllocatorAllocated,
   kGpuAllocatorReserved,
   kGpuAllocatorRetries,
+  kGpuAllocatorActive,
+  kGpuAllocatorInactiveSplit,
+  kGpuAllocatorRequested,
+  kGpuAllocatorExternalFragmentation,
+  kGpuAllocatorLargestFreeBlock,
+  kGpuAllocatorOoms,
+  kGpuAllocatorExpandableSegments,
+  kGpuAllocatorSnapshotDuration,
   kGpuProcessMemoryUsed,
   kGpuProcessSmUtil,
   // io
@@ -139,6 +147,9 @@ enum class FieldId : uint16_t {
   kAgentRemoteWriteQueueCapacity,
   kAgentRemoteWriteRetries,
   kAgentRemoteWriteLastSuccess,
+  kAgentPushGroups,
+  kAgentPushSeries,
+  kAgentPushRejected,
   kCount  // not a field
 };
 

@@ -12,6 +12,7 @@
 #include "server/web_routes.h"
 #include "server/query.h"
 #include "util/duration.h"
+#include "server/push_routes.h"
 #include "util/json.h"
 #include "util/log.h"
 
@@ -26,6 +27,10 @@ Agent::Agent(AgentOptions options, std::vector<std::unique_ptr<Source>> sources)
   const int64_t interval = std::max<int64_t>(options_.interval_ms, 10);
   history_ = std::make_unique<History>(static_cast<size_t>(std::max<int64_t>(1, options_.history_ms / interval)));
   for (auto& s : sources) runners_.push_back({std::move(s), -1, {}});
+  if (options_.push) {
+    options_.push->attach(registry_, live_);
+    runners_.push_back({push::make_push_source(options_.push), -1, {}});
+  }
 }
 
 Agent::~Agent() { stop(); }
@@ -171,7 +176,11 @@ Status Agent::start(AgentHooks hooks) {
   for (auto& r : runners_) r.thread = std::thread([this, &r] { run_source(r); });
   recorder_ = std::thread([this] { run_recorder(); });
   if (!options_.listen.empty()) {
-    server_ = std::make_unique<HttpServer>(HttpServerOptions{.listen = options_.listen},
+    push::PushStore* push = options_.push.get();
+    HttpServerOptions http{.listen = options_.listen,
+                           .max_body_bytes = std::max<size_t>(1 << 20, push ? push->options().limits.max_body_bytes : 0),
+                           .body_limit = [push](std::string_view m, std::string_view p) { return push_body_limit(push, m, p); }};
+    server_ = std::make_unique<HttpServer>(std::move(http),
                                            [this](const ServerRequest& req, ServerResponse& res) { handle(req, res); });
     if (Status s = server_->start(); !s) {
       server_.reset();
@@ -292,6 +301,7 @@ Status Agent::findings_params(std::string_view query, int64_t& window_ms) {
 }
 
 void Agent::handle(const ServerRequest& req, ServerResponse& res) {
+  if (handle_push_route(options_.push.get(), req, res, wall_ms())) return;
   if (req.path == "/metrics") {
     const Format format = negotiate(req.accept);
     const bool gzip = accepts_gzip(req.accept_encoding);

@@ -12,6 +12,7 @@
 //   /api/v1/current     current values as JSON (what `gpulens snapshot` reads); ?gpu=N
 //   /api/v1/findings    diagnosis of the recent history as JSON; ?range=30m
 //   /api/v1/history, /api/v1/export   see history_routes.h
+//   /metrics/job/..., /v1/metrics   the push receiver (push_routes.h), when on
 //   /, /assets/*        the web page (web_routes.h)
 //
 // Start order: open sources -> start source threads -> recorder -> HTTP.
@@ -29,6 +30,7 @@
 
 #include "export/exposition.h"
 #include "model/series.h"
+#include "push/push_store.h"
 #include "server/http_server.h"
 #include "sources/options.h"
 #include "sources/source.h"
@@ -49,6 +51,8 @@ struct AgentOptions {
   // DCGM names to export (a --collectors file or profile); null: all.
   std::shared_ptr<const std::set<std::string, std::less<>>> dcgm_rows;
   std::string scenario_label;  // for gpulens_simulated{scenario}
+  // The push receiver (serve --push); its series are published by a "push" source.
+  std::shared_ptr<push::PushStore> push;
 };
 
 // Hooks for modules the agent hosts without depending on them.

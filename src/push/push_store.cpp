@@ -1,0 +1,371 @@
+// Groups, the GPU join, limits and expiry of pushed series.
+#include "push/push_store.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+#include <unordered_map>
+
+#include "util/json.h"
+
+namespace gpulens::push {
+namespace {
+
+// Labels the join sets (or the GPU scope already carries); never passed through.
+bool reserved_label(std::string_view n) {
+  for (std::string_view r : {"job", "instance", "gpu", "gpu_uuid", "gpu_name", "pid", "process_pid", "namespace", "pod",
+                             "container"}) {
+    if (n == r) return true;
+  }
+  return false;
+}
+
+std::string normal_uuid(std::string_view u) {
+  std::string s(u);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s.starts_with("gpu-")) s.erase(0, 4);
+  return s;
+}
+
+std::string group_key(const Labels& labels, std::string_view kind) {
+  Labels sorted = labels;
+  std::sort(sorted.begin(), sorted.end());
+  std::string key(kind);
+  for (const auto& [n, v] : sorted) key += "\x1f" + n + "\x1e" + v;
+  return key;
+}
+
+const std::string* find_label(const Labels& labels, std::string_view name) {
+  for (const auto& [n, v] : labels) {
+    if (n == name) return &v;
+  }
+  return nullptr;
+}
+
+// What the push needs from the agent, read once per push under its locks.
+struct Directory {
+  std::vector<std::string> uuids;  // normalised, by GPU index
+  // pid -> (gpu, labels of its gpu_process_memory_used_bytes series)
+  std::unordered_map<int64_t, std::vector<std::pair<int, std::string>>> processes;
+};
+
+Directory read_directory(SeriesRegistry* registry, LiveStore* live) {
+  Directory d;
+  if (!registry || !live) return d;
+  std::scoped_lock lock(registry->mutex(), live->mutex());
+  for (int g = 0; g < registry->gpu_count(); ++g) {
+    const GpuIdentity* id = registry->gpu(g);
+    d.uuids.push_back(id ? normal_uuid(id->uuid) : "");
+  }
+  for (uint32_t slot : registry->slots_of(FieldId::kGpuProcessMemoryUsed)) {
+    if (!live->present(slot)) continue;
+    const Series& s = registry->series(slot);
+    std::string_view e = s.extra;
+    if (!e.starts_with("pid=\"")) continue;
+    e.remove_prefix(5);
+    int64_t pid = 0;
+    auto [p, ec] = std::from_chars(e.data(), e.data() + e.size(), pid);
+    if (ec != std::errc() || p == e.data() + e.size() || *p != '"') continue;
+    d.processes[pid].emplace_back(s.gpu, s.extra);
+  }
+  return d;
+}
+
+std::string pushable_names() {
+  std::string out;
+  for (const auto& f : catalog()) {
+    if (pushable(f.id)) out += (out.empty() ? "" : ", ") + std::string(f.name);
+  }
+  return out;
+}
+
+std::string rpc_status(int code, std::string_view message) {
+  std::string out = "{\"code\":" + std::to_string(code) + ",\"message\":";
+  append_json_string(out, message);
+  out += "}\n";
+  return out;
+}
+
+bool pid_alive(const std::string& proc_root, int64_t pid) {
+  struct stat st{};
+  return stat((proc_root + "/" + std::to_string(pid)).c_str(), &st) == 0;
+}
+
+}  // namespace
+
+bool pushable(FieldId id) {
+  const FieldDef& f = field(id);
+  return f.scope == Scope::kGpu && f.layer == Layer::kMemory &&
+         (f.name.starts_with("gpu_allocator_") || id == FieldId::kGpuMemoryFragmentation);
+}
+
+void PushStore::count_rejected(std::string_view reason) {
+  std::lock_guard lock(mu_);
+  ++rejected_[std::string(reason)];
+}
+
+size_t PushStore::group_count() const {
+  std::lock_guard lock(mu_);
+  return groups_.size();
+}
+
+Status PushStore::resolve(const std::vector<PushedSample>& samples, const Labels& group_labels,
+                          std::vector<Entry>& out, std::string& reason) {
+  const Directory dir = read_directory(registry_, live_);
+  for (const PushedSample& s : samples) {
+    reason = "malformed";
+    auto fail = [&](std::string_view why, const std::string& problem) {
+      reason = std::string(why);
+      return invalid_argument(s.where + ": " + problem);
+    };
+    // The group's labels win over the sample's (Pushgateway: the URL overrides the body).
+    Labels labels = s.labels;
+    for (const auto& [n, v] : group_labels) {
+      auto it = std::find_if(labels.begin(), labels.end(), [&](const auto& l) { return l.first == n; });
+      if (it != labels.end()) it->second = v;
+      else labels.emplace_back(n, v);
+    }
+    if (labels.size() > options_.limits.max_labels) {
+      return fail("limit", s.name + " has " + std::to_string(labels.size()) + " labels with the group's, more than " +
+                               std::to_string(options_.limits.max_labels) + " (push.max_labels)");
+    }
+    auto id = find_field(s.name);
+    if (!id || !pushable(*id)) {
+      return fail("unknown_metric", s.name + " is not a metric the push receiver takes (it takes: " + pushable_names() + ")");
+    }
+    const FieldDef& f = field(*id);
+    if ((s.type == "counter" && f.type != MetricType::kCounter) || (s.type == "gauge" && f.type != MetricType::kGauge) ||
+        s.type == "histogram" || s.type == "summary") {
+      return fail("malformed", s.name + " pushed as " + s.type + ", but it is a " + std::string(type_name(f.type)));
+    }
+    int64_t pid = 0;
+    const std::string* pid_text = find_label(labels, "pid");
+    if (!pid_text) pid_text = find_label(labels, "process_pid");
+    if (pid_text) {
+      auto [p, ec] = std::from_chars(pid_text->data(), pid_text->data() + pid_text->size(), pid);
+      if (ec != std::errc() || p != pid_text->data() + pid_text->size() || pid <= 0 || pid > (1LL << 31)) {
+        return fail("malformed", s.name + ": pid \"" + *pid_text + "\" is not a process id");
+      }
+    }
+    int gpu = -1;
+    std::string join;  // pid, namespace, pod, container
+    const auto procs = pid ? dir.processes.find(pid) : dir.processes.end();
+    if (const std::string* uuid = find_label(labels, "gpu_uuid")) {
+      const std::string want = normal_uuid(*uuid);
+      for (size_t g = 0; g < dir.uuids.size(); ++g) {
+        if (!want.empty() && dir.uuids[g] == want) gpu = static_cast<int>(g);
+      }
+      if (gpu < 0) {
+        std::string known;
+        for (const auto& u : dir.uuids) known += (known.empty() ? "GPU-" : ", GPU-") + u;
+        return fail("unknown_gpu", s.name + ": gpu_uuid \"" + *uuid + "\" is not a GPU of this node (its GPUs: " +
+                                       (known.empty() ? "none" : known) + ")");
+      }
+      if (procs != dir.processes.end()) {
+        for (const auto& [g, extra] : procs->second) {
+          if (g == gpu) join = extra;
+        }
+      }
+    } else if (pid) {
+      if (procs == dir.processes.end()) {
+        return fail("unknown_gpu", s.name + ": pid " + std::to_string(pid) +
+                                       " uses no GPU of this node (per the driver's process list) and the series has "
+                                       "no gpu_uuid label");
+      }
+      if (procs->second.size() > 1) {
+        return fail("unknown_gpu", s.name + ": pid " + std::to_string(pid) + " uses " +
+                                       std::to_string(procs->second.size()) +
+                                       " GPUs; say which with a gpu_uuid label");
+      }
+      gpu = procs->second.front().first;
+      join = procs->second.front().second;
+    } else {
+      return fail("unknown_gpu", s.name + " names no GPU: give it a gpu_uuid label, or a pid that uses a GPU");
+    }
+    if (join.empty() && pid) join = label("pid", std::to_string(pid));
+    Labels rest;
+    for (const auto& l : labels) {
+      if (!reserved_label(l.first)) rest.push_back(l);
+    }
+    std::sort(rest.begin(), rest.end());
+    std::string extra = join;
+    for (const auto& [n, v] : rest) {
+      if (!extra.empty()) extra += ',';
+      extra += label(n, v);
+    }
+    out.push_back({s.name, *id, gpu, std::move(extra), pid, s.value});
+  }
+  reason.clear();
+  return Status::ok();
+}
+
+Status PushStore::merge(const std::string& key, std::vector<Entry> entries, bool replace_all, int64_t now_ms,
+                        std::string& reason) {
+  std::lock_guard lock(mu_);
+  auto it = groups_.find(key);
+  if (it == groups_.end() && groups_.size() >= options_.limits.max_groups) {
+    reason = "limit";
+    return unavailable("the receiver holds " + std::to_string(groups_.size()) +
+                              " groups, its limit (push.max_groups); groups expire after push.ttl");
+  }
+  std::vector<Entry> merged;
+  if (!replace_all && it != groups_.end()) {
+    std::set<std::string_view> names;
+    for (const auto& e : entries) names.insert(e.name);
+    for (const auto& e : it->second.entries) {
+      if (!names.count(e.name)) merged.push_back(e);
+    }
+  }
+  for (auto& e : entries) merged.push_back(std::move(e));
+  // Within a group a series is kept once: the last one pushed wins.
+  std::set<std::pair<uint16_t, std::string>> seen;
+  std::vector<Entry> unique;
+  for (auto e = merged.rbegin(); e != merged.rend(); ++e) {
+    if (seen.insert({static_cast<uint16_t>(e->field), std::to_string(e->gpu) + "|" + e->extra}).second) {
+      unique.push_back(std::move(*e));
+    }
+  }
+  std::reverse(unique.begin(), unique.end());
+  if (unique.size() > options_.limits.max_series_per_group) {
+    reason = "limit";
+    return invalid_argument("the group would hold " + std::to_string(unique.size()) + " series, more than " +
+                            std::to_string(options_.limits.max_series_per_group) + " (push.max_series_per_group)");
+  }
+  Group& g = groups_[key];
+  g.entries = std::move(unique);
+  g.last_push_ms = now_ms;
+  return Status::ok();
+}
+
+PushAnswer PushStore::pushgateway(std::string_view method, std::string_view path, std::string_view body,
+                                  int64_t now_ms) {
+  PushAnswer a;
+  auto refuse = [&](int status, std::string_view reason, const std::string& message) {
+    count_rejected(reason);
+    a.status = status;
+    a.body = message + "\n";
+    return a;
+  };
+  auto key_labels = parse_group_path(path, options_.limits);
+  if (!key_labels) return refuse(400, "malformed", key_labels.status().message());
+  const std::string key = group_key(*key_labels, "pushgateway");
+  if (method == "DELETE") {
+    if (!body.empty()) return refuse(400, "malformed", "DELETE takes no body");
+    std::lock_guard lock(mu_);
+    groups_.erase(key);
+    a.status = 202;
+    return a;
+  }
+  if (method != "PUT" && method != "POST") {
+    a.status = 405;
+    a.body = "push with PUT (replace the group), POST (replace metrics of the same names) or DELETE\n";
+    return a;
+  }
+  auto samples = parse_text_body(body, options_.limits);
+  if (!samples) return refuse(400, "malformed", "text format: " + samples.status().message());
+  std::vector<Entry> entries;
+  std::string reason;
+  if (Status s = resolve(*samples, *key_labels, entries, reason); !s) return refuse(400, reason, s.message());
+  if (Status s = merge(key, std::move(entries), method == "PUT", now_ms, reason); !s) {
+    return refuse(s.code() == Code::kUnavailable ? 429 : 400, reason, s.message());
+  }
+  return a;
+}
+
+PushAnswer PushStore::otlp_json(std::string_view body, int64_t now_ms) {
+  PushAnswer a;
+  a.content_type = "application/json";
+  auto refuse = [&](int status, std::string_view reason, const std::string& message) {
+    count_rejected(reason);
+    a.status = status;
+    a.body = rpc_status(status == 429 ? 8 : 3, message);  // RESOURCE_EXHAUSTED, INVALID_ARGUMENT
+    return a;
+  };
+  auto parsed = parse_otlp_json(body, options_.limits);
+  if (!parsed) return refuse(400, "malformed", parsed.status().message());
+  for (const OtlpResource& r : parsed->resources) {
+    if (r.samples.empty()) continue;
+    std::vector<Entry> entries;
+    std::string reason;
+    // Resource attributes are the group's labels, but a point's own attributes win.
+    std::vector<PushedSample> samples = r.samples;
+    for (auto& s : samples) {
+      for (const auto& [n, v] : r.attributes) {
+        if (!find_label(s.labels, n)) s.labels.emplace_back(n, v);
+      }
+    }
+    if (Status s = resolve(samples, {}, entries, reason); !s) return refuse(400, reason, s.message());
+    if (Status s = merge(group_key(r.attributes, "otlp"), std::move(entries), false, now_ms, reason); !s) {
+      return refuse(s.code() == Code::kUnavailable ? 429 : 400, reason, s.message());
+    }
+  }
+  if (parsed->rejected_points > 0) {
+    count_rejected("partial");
+    a.body = "{\"partialSuccess\":{\"rejectedDataPoints\":\"" + std::to_string(parsed->rejected_points) +
+             "\",\"errorMessage\":";
+    append_json_string(a.body, parsed->rejected_message);
+    a.body += "}}\n";
+  } else {
+    a.body = "{}\n";
+  }
+  return a;
+}
+
+void PushStore::fill(Frame& frame) {
+  const int64_t now = frame.time_ms();
+  std::lock_guard lock(mu_);
+  std::unordered_map<int64_t, bool> alive;
+  size_t series = 0;
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    Group& g = it->second;
+    if (now - g.last_push_ms > options_.ttl_ms) {
+      ++rejected_["expired"];
+      it = groups_.erase(it);
+      continue;
+    }
+    const bool had = !g.entries.empty();
+    std::erase_if(g.entries, [&](const Entry& e) {
+      if (!e.pid) return false;
+      auto [a, inserted] = alive.try_emplace(e.pid, false);
+      if (inserted) a->second = pid_alive(options_.proc_root, e.pid);
+      return !a->second;
+    });
+    if (had && g.entries.empty()) {  // every process it described is gone
+      ++rejected_["expired"];
+      it = groups_.erase(it);
+      continue;
+    }
+    for (const Entry& e : g.entries) frame.set(e.field, e.gpu, e.extra, e.value);
+    series += g.entries.size();
+    ++it;
+  }
+  frame.set_node(FieldId::kAgentPushGroups, static_cast<double>(groups_.size()));
+  frame.set_node(FieldId::kAgentPushSeries, static_cast<double>(series));
+  for (const auto& [reason, n] : rejected_) frame.set_node(FieldId::kAgentPushRejected, label("reason", reason), static_cast<double>(n));
+}
+
+namespace {
+
+class PushSource : public Source {
+ public:
+  explicit PushSource(std::shared_ptr<PushStore> store) : store_(std::move(store)) {}
+  std::string_view name() const override { return "push"; }
+  Status open(SeriesRegistry&) override { return Status::ok(); }
+  Status sample(Frame& frame) override {
+    store_->fill(frame);
+    return Status::ok();
+  }
+
+ private:
+  std::shared_ptr<PushStore> store_;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> make_push_source(std::shared_ptr<PushStore> store) {
+  return std::make_unique<PushSource>(std::move(store));
+}
+
+}  // namespace gpulens::push
