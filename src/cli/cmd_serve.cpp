@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include <csignal>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.h"
 #include "cli/serve_hooks.h"
@@ -15,12 +17,41 @@
 #include "util/log.h"
 
 namespace gpulens::cli {
+namespace {
+
+// The push receiver of `serve --push`, configured from push: in the config.
+Result<std::shared_ptr<push::PushStore>> make_push_store(const AgentConfig& c) {
+  push::PushOptions o;
+  o.ttl_ms = c.push.ttl_ms;
+  o.proc_root = c.source.host.proc_root;
+  auto n = [](int64_t v) { return static_cast<size_t>(v); };
+  o.limits = {.max_body_bytes = n(c.push.max_body_bytes),
+              .max_series_per_push = n(c.push.max_series_per_push),
+              .max_series_per_group = n(c.push.max_series_per_group),
+              .max_groups = n(c.push.max_groups),
+              .max_labels = n(c.push.max_labels),
+              .max_label_length = n(c.push.max_label_length)};
+  if (!c.push.token_file.empty()) {
+    std::ifstream in(c.push.token_file, std::ios::binary);
+    if (!in) return not_found("push.token_file: cannot read " + c.push.token_file);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    o.token = buf.str();
+    while (!o.token.empty() && (o.token.back() == '\n' || o.token.back() == '\r' || o.token.back() == ' ')) {
+      o.token.pop_back();
+    }
+    if (o.token.empty()) return invalid_argument("push.token_file: " + c.push.token_file + " is empty");
+  }
+  return std::make_shared<push::PushStore>(std::move(o));
+}
+
+}  // namespace
 
 int run_serve(int argc, char** argv) {
   CLI::App app{"Run the agent: sample every GPU and the host, serve /metrics and the JSON API.", "gpulens serve"};
   CommonFlags flags;
   std::string listen, history, remote_write, prefill;
-  bool dcgm = false;
+  bool dcgm = false, push = false;
   std::string host_label;
   flags.add_to(app);
   app.add_option("--listen", listen, "HOST:PORT to serve on (default 127.0.0.1:9400; 0.0.0.0:9400 for all)");
@@ -33,6 +64,8 @@ int run_serve(int argc, char** argv) {
   app.add_option("--sim-prefill", prefill,
                  "simulator only: start with this much history (e.g. 1h), computed at once on a virtual clock "
                  "(demos, tests of the web page)");
+  app.add_flag("--push", push,
+               "accept pushed allocator telemetry: Pushgateway API on /metrics/job/... and OTLP JSON on /v1/metrics");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
   auto config = flags.resolve();
@@ -51,6 +84,7 @@ int run_serve(int argc, char** argv) {
     }
   }
   if (dcgm) config->dcgm_names = true;
+  if (push) config->push.enabled = true;
   if (auto problems = validate(*config); !problems.empty()) {
     std::cerr << "gpulens serve: " << problems.front() << "\n";
     return kExitUsage;
@@ -86,6 +120,14 @@ int run_serve(int argc, char** argv) {
                                               : DcgmHostLabel::kHostname,
                        .dcgm_rows = nullptr,
                        .scenario_label = ""};
+  if (config->push.enabled) {
+    auto store = make_push_store(*config);
+    if (!store) {
+      std::cerr << "gpulens serve: " << store.status().message() << "\n";
+      return kExitUsage;
+    }
+    options.push = *store;
+  }
   auto agent = make_agent(*config, options, false);
   if (!agent) {
     std::cerr << "gpulens serve: " << agent.status().message() << "\n";
@@ -115,6 +157,12 @@ int run_serve(int argc, char** argv) {
     return kExitFailure;
   }
   log::info("serving", {{"url", "http://" + config->listen + "/metrics"}});
+  if (options.push) {
+    log::info("push receiver", {{"url", "http://" + config->listen + "/metrics/job/<job>"},
+                                {"otlp", "http://" + config->listen + "/v1/metrics"},
+                                {"ttl", format_duration(config->push.ttl_ms)},
+                                {"token", config->push.token_file.empty() ? "none" : "bearer"}});
+  }
   int sig = 0;
   for (;;) {
     sigwait(&stop_signals, &sig);

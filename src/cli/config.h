@@ -13,6 +13,7 @@
 //   source:
 //     nvml: {calibration: /etc/gpulens/calibration.json}
 //   remote_write: {url: http://vm:8428/api/v1/write}
+//   push: {enabled: true, ttl: 5m, token_file: /etc/gpulens/push-token}   # serve --push
 //   diagnose: {pcie_util: 0.8}      # thresholds, see docs/diagnose.md
 //   rules: {gpu_util_low: {threshold: 0.2}}   # see `gpulens rules --list-keys`
 //
@@ -52,6 +53,19 @@ struct LogConfig {
   std::string format = "text";
 };
 
+// The push receiver (in-process allocator telemetry); limits as in push/push_body.h.
+struct PushConfig {
+  bool enabled = false;
+  int64_t ttl_ms = 5 * 60 * 1000;
+  std::string token_file;  // "" accepts pushes without a token
+  int64_t max_body_bytes = 1 << 20;
+  int64_t max_series_per_push = 5000;
+  int64_t max_series_per_group = 5000;
+  int64_t max_groups = 1024;
+  int64_t max_labels = 24;
+  int64_t max_label_length = 256;
+};
+
 struct AgentConfig {
   std::string listen = "127.0.0.1:9400";
   int64_t interval_ms = 1000;
@@ -61,6 +75,7 @@ struct AgentConfig {
   std::string dcgm_hostname_label = "Hostname";  // Hostname, hostname or none
   SourceOptions source;
   RemoteWriteConfig remote_write;
+  PushConfig push;
   LogConfig log;
   diagnose::Thresholds diagnose;
   rules::RuleOptions rules = rules::RuleOptions::defaults();
