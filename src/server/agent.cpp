@@ -177,9 +177,14 @@ Status Agent::start(AgentHooks hooks) {
   recorder_ = std::thread([this] { run_recorder(); });
   if (!options_.listen.empty()) {
     push::PushStore* push = options_.push.get();
-    HttpServerOptions http{.listen = options_.listen,
-                           .max_body_bytes = std::max<size_t>(1 << 20, push ? push->options().limits.max_body_bytes : 0),
-                           .body_limit = [push](std::string_view m, std::string_view p) { return push_body_limit(push, m, p); }};
+    HttpServerOptions http{.listen = options_.listen};
+    if (push) {
+      http.max_body_bytes = std::max(http.max_body_bytes, push->options().limits.max_body_bytes);
+      http.body_limit = [push, get = http.max_get_body_bytes](std::string_view m, std::string_view p) -> size_t {
+        if (auto limit = push_body_limit(push, m, p)) return *limit;
+        return m == "POST" || m == "PUT" ? size_t{1} << 20 : get;
+      };
+    }
     server_ = std::make_unique<HttpServer>(std::move(http),
                                            [this](const ServerRequest& req, ServerResponse& res) { handle(req, res); });
     if (Status s = server_->start(); !s) {

@@ -58,9 +58,10 @@ Status gunzip_bounded(std::string_view in, std::string& out, size_t limit) {
   return Status::ok();
 }
 
-size_t push_body_limit(const push::PushStore* store, std::string_view, std::string_view path) {
-  if (store && (is_pushgateway_path(path) || is_otlp_path(path))) return store->options().limits.max_body_bytes;
-  return 1 << 20;
+std::optional<size_t> push_body_limit(const push::PushStore* store, std::string_view method, std::string_view path) {
+  if (!store || !(is_pushgateway_path(path) || is_otlp_path(path))) return std::nullopt;
+  if (method == "DELETE") return 0;  // DELETE takes no body
+  return store->options().limits.max_body_bytes;
 }
 
 bool handle_push_route(push::PushStore* store, const ServerRequest& req, ServerResponse& res, int64_t now_ms) {

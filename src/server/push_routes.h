@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "push/push_store.h"
@@ -21,8 +22,9 @@ namespace gpulens {
 // True when `req` is a push route (answered into `res`), false otherwise.
 bool handle_push_route(push::PushStore* store, const ServerRequest& req, ServerResponse& res, int64_t now_ms);
 
-// The body limit of push routes when the receiver is on, else 1 MiB.
-size_t push_body_limit(const push::PushStore* store, std::string_view method, std::string_view path);
+// The body limit of a push route when the receiver is on; nullopt for any
+// other route (the server's defaults apply).
+std::optional<size_t> push_body_limit(const push::PushStore* store, std::string_view method, std::string_view path);
 
 // Inflates a gzip body into `out`; fails beyond `limit` bytes of output.
 Status gunzip_bounded(std::string_view in, std::string& out, size_t limit);

@@ -110,7 +110,11 @@ TEST(PushRoutes, OffWithoutAStore) {
   EXPECT_TRUE(handle_push_route(nullptr, req, res, 0));
   EXPECT_EQ(res.status, 404);
   EXPECT_NE(res.body.find("gpulens serve --push"), std::string::npos);
-  EXPECT_EQ(push_body_limit(nullptr, "PUT", "/metrics/job/x"), 1u << 20);
+  EXPECT_FALSE(push_body_limit(nullptr, "PUT", "/metrics/job/x").has_value());
+  Routes r;
+  EXPECT_EQ(push_body_limit(r.store.get(), "PUT", "/metrics/job/x"), 4096u);
+  EXPECT_EQ(push_body_limit(r.store.get(), "DELETE", "/metrics/job/x"), 0u);
+  EXPECT_FALSE(push_body_limit(r.store.get(), "POST", "/api/v1/x").has_value());
 }
 
 }  // namespace
