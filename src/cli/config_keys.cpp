@@ -192,7 +192,7 @@ std::vector<ConfigKey> agent_keys() {
       key("push.token_file", kPath, FIELD(push.token_file),
           "file holding the bearer token pushes must carry (empty: no token)"),
       key("push.max_body_bytes", kInteger, FIELD(push.max_body_bytes), "largest push body, after gzip inflation",
-          {.min = 1024, .max = 64 << 20}),
+          {.min = 1024, .max = 1e8}),
       key("push.max_series_per_push", kInteger, FIELD(push.max_series_per_push), "series (points) in one push",
           {.min = 1, .max = 1e6}),
       key("push.max_series_per_group", kInteger, FIELD(push.max_series_per_group), "series one group holds",
