@@ -15,6 +15,9 @@ want=("${BUILD[@]}")
 
 missing=()
 for p in "${want[@]}"; do
+  # A Node.js that brings its own npm (as NodeSource's nodejs does) conflicts
+  # with Debian's npm package: any working npm is enough.
+  [[ $p == npm ]] && command -v npm >/dev/null && continue
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then

@@ -22,6 +22,11 @@ if grep -q "\*\*\*Skipped" "$log"; then
   exit 1
 fi
 
+# The README's first command, as a user types it (not under ctest: it
+# reconfigures and builds build/release).
+echo "== scripts/run.sh serves /metrics" >&2
+bash tests/integration/run_script_test.sh
+
 echo "== ASan + UBSan build and unit tests" >&2
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$jobs"

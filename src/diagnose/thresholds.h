@@ -8,7 +8,8 @@
 //     pcie_peak_bytes_per_second: 25e9   # measured with `gpulens calibrate`
 //
 // Ratios are 0..1, durations are how long a condition must hold before it is
-// a finding (shortened to half the window when the window is shorter).
+// a finding: the whole duration, as a Prometheus alert's `for:` (pending
+// before that; a window shorter than the duration says so).
 //
 // Thread-safety: plain value.
 #pragma once
