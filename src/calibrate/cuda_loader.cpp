@@ -3,19 +3,9 @@
 
 #include <dlfcn.h>
 
-#include <initializer_list>
+#include "util/dl_resolve.h"
 
 namespace gpulens {
-namespace {
-
-void* resolve(void* handle, std::initializer_list<const char*> names) {
-  for (const char* n : names) {
-    if (void* p = dlsym(handle, n)) return p;
-  }
-  return nullptr;
-}
-
-}  // namespace
 
 CudaApi::~CudaApi() {
   if (handle != nullptr) dlclose(handle);
@@ -66,7 +56,7 @@ Result<std::unique_ptr<CudaApi>> load_cuda(const std::string& path) {
   api->handle = handle;
   api->path = opened;
 #define GPULENS_CUDA_RESOLVE(member, sig, ...)                                                     \
-  api->member = reinterpret_cast<std::add_pointer_t<sig>>(resolve(handle, {__VA_ARGS__}));         \
+  api->member = reinterpret_cast<std::add_pointer_t<sig>>(resolve_symbol(handle, {__VA_ARGS__}));         \
   if (api->member == nullptr) {                                                                    \
     return not_applicable(opened + " is not a usable CUDA driver: symbol " +                      \
                           std::string(*std::initializer_list<const char*>{__VA_ARGS__}.begin()) + \

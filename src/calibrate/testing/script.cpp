@@ -5,41 +5,11 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "util/script_tokens.h"
+
 namespace gpulens::fake_cuda {
-namespace {
-
-std::vector<std::string> tokens(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false, any = false;
-  for (char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-      any = true;
-    } else if (!quoted && c == '#') {
-      break;
-    } else if (!quoted && (c == ' ' || c == '\t')) {
-      if (any) out.push_back(cur);
-      cur.clear();
-      any = false;
-    } else {
-      cur += c;
-      any = true;
-    }
-  }
-  if (any) out.push_back(cur);
-  return out;
-}
-
-bool kv(const std::string& t, std::string& k, std::string& v) {
-  auto eq = t.find('=');
-  if (eq == std::string::npos) return false;
-  k = t.substr(0, eq);
-  v = t.substr(eq + 1);
-  return true;
-}
-
-}  // namespace
+using script::split_kv;
+using script::tokens;
 
 int error_code(const std::string& name) {
   static const std::map<std::string, int> kCodes{
@@ -87,7 +57,7 @@ bool parse_script(const std::string& text, Script& out, std::string& error) {
       std::snprintf(buf, sizeof buf, "0000:%02zx:00.0", 0x18 + out.devices.size());
       dev.pci = buf;
       for (size_t i = 2; i < t.size(); ++i) {
-        if (!kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
+        if (!split_kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
         if (k == "uuid") dev.uuid = v;
         else if (k == "pci") dev.pci = v;
         else if (k == "name") dev.name = v;
@@ -100,7 +70,7 @@ bool parse_script(const std::string& text, Script& out, std::string& error) {
       if (dev == nullptr) return fail("no device " + t[1]);
       auto& table = dev->bandwidth[t[2]];
       for (size_t i = 3; i < t.size(); ++i) {
-        if (!kv(t[i], k, v)) return fail("expected size=bytes_per_second, got " + t[i]);
+        if (!split_kv(t[i], k, v)) return fail("expected size=bytes_per_second, got " + t[i]);
         table[std::strtoull(k.c_str(), nullptr, 10)] = std::strtod(v.c_str(), nullptr);
       }
     } else if (d == "jitter" && t.size() >= 4) {
@@ -113,7 +83,7 @@ bool parse_script(const std::string& text, Script& out, std::string& error) {
       Device* b = device(t[2]);
       if (a == nullptr || b == nullptr || a == b) return fail("no such device pair");
       double bw = 1e10;
-      if (t.size() > 3 && kv(t[3], k, v) && k == "bandwidth") bw = std::strtod(v.c_str(), nullptr);
+      if (t.size() > 3 && split_kv(t[3], k, v) && k == "bandwidth") bw = std::strtod(v.c_str(), nullptr);
       a->peers[std::atoi(t[2].c_str())] = bw;
       b->peers.try_emplace(std::atoi(t[1].c_str()), bw);
     } else if (d == "error" && t.size() == 4) {
@@ -126,7 +96,7 @@ bool parse_script(const std::string& text, Script& out, std::string& error) {
       Device* dev = device(t[1]);
       if (dev == nullptr) return fail("no device " + t[1]);
       for (size_t i = 2; i < t.size(); ++i) {
-        if (!kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
+        if (!split_kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
         if (k == "after") dev->fail_after = std::atol(v.c_str());
         else if (k == "code") dev->fail_code = error_code(v);
         else return fail("unknown fail attribute " + k);

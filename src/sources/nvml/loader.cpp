@@ -3,19 +3,9 @@
 
 #include <dlfcn.h>
 
-#include <initializer_list>
+#include "util/dl_resolve.h"
 
 namespace gpulens {
-namespace {
-
-void* resolve(void* handle, std::initializer_list<const char*> names) {
-  for (const char* n : names) {
-    if (void* p = dlsym(handle, n)) return p;
-  }
-  return nullptr;
-}
-
-}  // namespace
 
 NvmlApi::~NvmlApi() {
   if (handle != nullptr) dlclose(handle);
@@ -70,7 +60,7 @@ Result<std::unique_ptr<NvmlApi>> load_nvml(const std::string& path) {
   api->handle = handle;
   api->path = opened;
 #define GPULENS_NVML_RESOLVE(member, sig, required, ...)                                       \
-  api->member = reinterpret_cast<std::add_pointer_t<sig>>(resolve(handle, {__VA_ARGS__}));                         \
+  api->member = reinterpret_cast<std::add_pointer_t<sig>>(resolve_symbol(handle, {__VA_ARGS__}));                         \
   if (api->member == nullptr) {                                                                 \
     if (required) {                                                                             \
       return not_applicable(opened + " is not a usable NVML: symbol " +                        \

@@ -4,42 +4,11 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "util/script_tokens.h"
+
 namespace gpulens::fake {
-namespace {
-
-std::vector<std::string> tokens(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false, any = false;
-  for (char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-      any = true;
-    } else if (!quoted && c == '#') {
-      break;
-    } else if (!quoted && (c == ' ' || c == '\t')) {
-      if (any) out.push_back(cur);
-      cur.clear();
-      any = false;
-    } else {
-      cur += c;
-      any = true;
-    }
-  }
-  if (any) out.push_back(cur);
-  return out;
-}
-
-// Splits "k=v"; returns false when there is no '='.
-bool kv(const std::string& t, std::string& k, std::string& v) {
-  auto eq = t.find('=');
-  if (eq == std::string::npos) return false;
-  k = t.substr(0, eq);
-  v = t.substr(eq + 1);
-  return true;
-}
-
-}  // namespace
+using script::split_kv;
+using script::tokens;
 
 int error_code(const std::string& name) {
   static const std::map<std::string, int> kCodes{
@@ -92,7 +61,7 @@ bool parse_script(const std::string& text, Script& out, std::string& error) {
       std::snprintf(pci, sizeof pci, "00000000:%02zX:00.0", 0x18 + out.gpus.size());
       g.pci = pci;
       for (size_t i = 2; i < t.size(); ++i) {
-        if (!kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
+        if (!split_kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
         if (k == "name") g.name = v;
         else if (k == "uuid") g.uuid = v;
         else if (k == "pci") g.pci = v;
@@ -110,19 +79,19 @@ bool parse_script(const std::string& text, Script& out, std::string& error) {
       Rule r;
       r.code = error_code(t[3]);
       if (r.code < 0) return fail("unknown error " + t[3]);
-      if (t.size() > 4 && kv(t[4], k, v) && k == "from") r.from = std::atol(v.c_str());
+      if (t.size() > 4 && split_kv(t[4], k, v) && k == "from") r.from = std::atol(v.c_str());
       if (!each(t[1], [&](Gpu& g) { g.errors[t[2]] = r; })) return fail("no gpu " + t[1]);
     } else if (d == "hang" && t.size() >= 4) {
       long ms = std::atol(t[3].c_str()), times = 0;
-      if (t.size() > 4 && kv(t[4], k, v) && k == "times") times = std::atol(v.c_str());
+      if (t.size() > 4 && split_kv(t[4], k, v) && k == "times") times = std::atol(v.c_str());
       if (!each(t[1], [&](Gpu& g) { g.hang_ms[t[2]] = {ms, times}; })) return fail("no gpu " + t[1]);
-    } else if (d == "lost" && t.size() == 3 && kv(t[2], k, v) && k == "at") {
+    } else if (d == "lost" && t.size() == 3 && split_kv(t[2], k, v) && k == "at") {
       long at = std::atol(v.c_str());
       if (!each(t[1], [&](Gpu& g) { g.lost_at = at; })) return fail("no gpu " + t[1]);
     } else if (d == "process" && t.size() >= 3) {
       Process p;
       for (size_t i = 2; i < t.size(); ++i) {
-        if (!kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
+        if (!split_kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
         if (k == "pid") p.pid = static_cast<unsigned>(std::atol(v.c_str()));
         else if (k == "mem") p.mem = std::strtoull(v.c_str(), nullptr, 10);
         else if (k == "sm") p.sm = static_cast<unsigned>(std::atol(v.c_str()));
@@ -142,7 +111,7 @@ bool parse_script(const std::string& text, Script& out, std::string& error) {
     } else if (d == "nvlink" && t.size() >= 3) {
       int link = -1, peer = -1;
       for (size_t i = 2; i < t.size(); ++i) {
-        if (!kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
+        if (!split_kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
         if (k == "link") link = std::atoi(v.c_str());
         else if (k == "peer") peer = std::atoi(v.c_str());
       }
