@@ -209,6 +209,8 @@ void Agent::stop() {
   }
 }
 
+Status Agent::reload_web_config() { return Status::ok(); }
+
 std::string Agent::current_json(int only_gpu) {
   std::string out;
   out.reserve(1 << 16);

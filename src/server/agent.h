@@ -82,6 +82,12 @@ class Agent {
   History& history() { return *history_; }
   bool simulated() const;
   int port() const { return server_ ? server_->port() : 0; }
+  // Re-reads the web config file (TLS certificates, basic-auth users,
+  // headers; serve --web-config-file) and applies it to new connections and
+  // requests. On error the running one is kept and the Status says why (for
+  // the SIGHUP path's log line). Ok and a no-op when no web config is set.
+  // Any thread.
+  Status reload_web_config();
   // Samples every source once, synchronously, at `now_ms` (snapshot, record).
   void collect_once(int64_t now_ms);
   // Fills the history with `duration_ms` of samples ending now, taken at
