@@ -110,6 +110,17 @@ enum class FieldId : uint16_t {
   kGpuRemappedRows,
   kGpuRowRemapFailure,
   kGpuPstate,
+  // MIG instances (series carry mig_labels(), see series.h)
+  kGpuMigMode,
+  kGpuMigInfo,
+  kGpuMigMemoryTotal,
+  kGpuMigMemoryUsed,
+  kGpuMigMemoryFree,
+  kGpuMigGraphicsEngineActive,
+  kGpuMigSmActive,
+  kGpuMigSmOccupancy,
+  kGpuMigTensorActive,
+  kGpuMigDramActive,
   // host
   kHostCpuSeconds,
   kHostCpuCount,

@@ -25,6 +25,35 @@ std::string label(std::string_view name, std::string_view value) {
   return out;
 }
 
+std::string mig_labels(const MigIdentity& mig) {
+  return label("mig_uuid", mig.uuid) + "," + label("mig_profile", mig.profile) + "," +
+         label("gpu_instance_id", std::to_string(mig.gpu_instance)) + "," +
+         label("compute_instance_id", std::to_string(mig.compute_instance));
+}
+
+std::string label_value(std::string_view extra, std::string_view name) {
+  size_t i = 0;
+  while (i < extra.size()) {
+    const size_t eq = extra.find("=\"", i);
+    if (eq == std::string_view::npos) return {};
+    const bool match = extra.substr(i, eq - i) == name;
+    std::string value;
+    size_t j = eq + 2;
+    for (; j < extra.size() && extra[j] != '"'; ++j) {
+      if (extra[j] == '\\' && j + 1 < extra.size()) {
+        ++j;
+        value += extra[j] == 'n' ? '\n' : extra[j];
+      } else {
+        value += extra[j];
+      }
+    }
+    if (match) return value;
+    i = j + 1;
+    if (i < extra.size() && extra[i] == ',') ++i;
+  }
+  return {};
+}
+
 void SeriesRegistry::set_gpu(int index, GpuIdentity id) {
   std::lock_guard lock(mu_);
   if (index >= static_cast<int>(gpus_.size())) gpus_.resize(index + 1);

@@ -115,6 +115,27 @@ class SeriesRegistry {
   std::string key_buf_;
 };
 
+// A MIG instance: GPU instance `gpu_instance` of its parent GPU, compute
+// instance `compute_instance` inside it, with the driver's MIG device UUID
+// and the profile its name carries ("1g.18gb", "3g.71gb", "1c.3g.71gb").
+struct MigIdentity {
+  std::string uuid;       // MIG-...
+  std::string profile;
+  unsigned gpu_instance = 0;
+  unsigned compute_instance = 0;
+};
+
+// The extra labels of every series of a MIG instance (the gpu_mig_* fields,
+// and the process series of a GPU in MIG mode after their own labels), in
+// this order; the series' gpu is the parent GPU's index:
+//   mig_uuid="MIG-…",mig_profile="1g.18gb",gpu_instance_id="1",compute_instance_id="0"
+// dcgm-exporter's GPU_I_PROFILE is mig_profile and GPU_I_ID gpu_instance_id.
+std::string mig_labels(const MigIdentity& mig);
+
+// The unescaped value of label `name` in an extra-label string written by
+// label()/mig_labels() ("" when absent): label_value(extra, "gpu_instance_id").
+std::string label_value(std::string_view extra, std::string_view name);
+
 // Appends `value` escaped for a label value (\\, \", \n).
 void append_escaped(std::string& out, std::string_view value);
 // `name="value"` with the value escaped; join several with ','.

@@ -56,5 +56,17 @@ TEST(Labels, Escaping) {
   EXPECT_EQ(label("a", "x\"y\\z\nw"), "a=\"x\\\"y\\\\z\\nw\"");
 }
 
+TEST(MigLabels, FixedOrderAndReadBack) {
+  const std::string extra = mig_labels({.uuid = "MIG-1f2e", .profile = "1g.18gb", .gpu_instance = 9, .compute_instance = 0});
+  EXPECT_EQ(extra, "mig_uuid=\"MIG-1f2e\",mig_profile=\"1g.18gb\",gpu_instance_id=\"9\",compute_instance_id=\"0\"");
+  EXPECT_EQ(label_value(extra, "mig_profile"), "1g.18gb");
+  EXPECT_EQ(label_value(extra, "gpu_instance_id"), "9");
+  EXPECT_EQ(label_value(extra, "compute_instance_id"), "0");
+  EXPECT_EQ(label_value(extra, "instance_id"), "");  // a suffix of a name is not the name
+  const std::string odd = label("pid", "7") + "," + label("container", "a\"b,c=\"d") + "," + extra;
+  EXPECT_EQ(label_value(odd, "container"), "a\"b,c=\"d");
+  EXPECT_EQ(label_value(odd, "gpu_instance_id"), "9");
+}
+
 }  // namespace
 }  // namespace gpulens
