@@ -8,7 +8,8 @@ BUILD=(cmake ninja-build g++ pkg-config nodejs npm libgtest-dev libgmock-dev lib
        libsimdjson-dev libsnappy-dev libcli11-dev libdeflate-dev zlib1g-dev)
 # Real servers and tools the integration tests drive on loopback.
 TEST=(prometheus prometheus-alertmanager victoria-metrics kubectl curl jq python3 python3-yaml python3-jsonschema
-      python3-kubernetes systemd procps clang libclang-rt-14-dev chromium)
+      python3-kubernetes systemd procps clang libclang-rt-14-dev chromium
+      golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev)
 
 want=("${BUILD[@]}")
 [[ "${1:-}" == "--test" ]] && want+=("${TEST[@]}")

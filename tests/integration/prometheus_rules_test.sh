@@ -32,6 +32,8 @@ check_same deploy/prometheus/gpulens-rules.yml
 check_same deploy/prometheus/gpulens-rules-dcgm.yml --dcgm-names
 check_same deploy/kubernetes/base/prometheusrule.yaml --format prometheus-rule
 check_same deploy/kubernetes/overlays/dcgm-names/prometheusrule.yaml --dcgm-names --format prometheus-rule
+check_same deploy/helm/gpulens/files/gpulens-rules.yml
+check_same deploy/helm/gpulens/files/gpulens-rules-dcgm.yml --dcgm-names
 
 # A config with other thresholds gives rules promtool accepts, with them in.
 cat >"$tmp/cfg.yaml" <<'YAML'

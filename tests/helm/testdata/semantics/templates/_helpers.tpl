@@ -1,0 +1,3 @@
+{{- define "semantics.name" -}}
+{{ .Chart.Name }}-{{ .Values.keep }}
+{{- end }}
