@@ -49,7 +49,8 @@ class Extras final : public ServeExtras {
       for (const auto& g : h.gpus) {
         const int gpu = std::atoi(g.gpu.c_str());
         for (const auto& finding : g.findings) {
-          if (finding.state != diagnose::State::kFiring) continue;  // pending: not yet a finding
+          // pending: not yet a finding; ended: no longer holds (still in the report's window)
+          if (finding.state != diagnose::State::kFiring || !finding.ongoing) continue;
           f.set(FieldId::kAgentFinding, gpu,
                 label("cause", finding.cause) + "," + label("severity", diagnose::severity_name(finding.severity)), 1);
         }
@@ -106,11 +107,12 @@ class Extras final : public ServeExtras {
 
   // One log line when a firing finding appears and one when it is gone.
   void log_changes() {
-    std::map<std::pair<std::string, std::string>, const diagnose::Finding*> now;
+    std::map<std::pair<std::string, std::string>, const diagnose::Finding*> now, ended;
     for (const auto& h : report_.hosts) {
       for (const auto& g : h.gpus) {
         for (const auto& f : g.findings) {
-          if (f.state == diagnose::State::kFiring) now[{g.gpu, f.cause}] = &f;
+          if (f.state == diagnose::State::kFiring && f.ongoing) now[{g.gpu, f.cause}] = &f;
+          else if (f.state == diagnose::State::kFiring) ended[{g.gpu, f.cause}] = &f;
         }
       }
     }
@@ -126,7 +128,15 @@ class Extras final : public ServeExtras {
                                     {"since", format_rfc3339(f->since_ms)}, {"evidence", evidence}});
     }
     for (const auto& key : firing_) {
-      if (!now.count(key)) log::info("finding_ended", {{"gpu", key.first}, {"cause", key.second}});
+      if (now.count(key)) continue;
+      // Still in the window: say how long it held and when it stopped.
+      if (auto e = ended.find(key); e != ended.end() && !e->second->periods.empty()) {
+        log::info("finding_ended", {{"gpu", key.first}, {"cause", key.second},
+                                    {"held", format_duration(e->second->held_ms / 1000 * 1000)},
+                                    {"until", format_rfc3339(e->second->periods.back().second)}});
+      } else {
+        log::info("finding_ended", {{"gpu", key.first}, {"cause", key.second}});
+      }
     }
     firing_.clear();
     for (const auto& [key, _] : now) firing_.insert(key);

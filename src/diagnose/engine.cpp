@@ -138,10 +138,12 @@ void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Threshol
     std::fill(qualified.begin(), qualified.end(), 0);
     const std::vector<Run> runs = runs_of(r.holds, ctx.t, ctx.step_ms, ctx.lookback_ms);
     bool firing = false;
+    bool ongoing = false;
     const Run* pending = nullptr;
     for (const Run& run : runs) {
       if (run.covered_ms >= r.for_ms) {
         firing = true;
+        ongoing = run.last + 1 == n;
         std::fill(qualified.begin() + static_cast<ptrdiff_t>(run.first),
                   qualified.begin() + static_cast<ptrdiff_t>(run.last) + 1, 1);
       } else if (run.last + 1 == n) {
@@ -155,6 +157,7 @@ void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Threshol
     f.severity = r.severity;
     f.action = r.action;
     f.for_ms = r.for_ms;
+    f.ongoing = ongoing || !firing;
     if (!firing) {
       // Evidence and time of the pending run; no waste until it fires.
       f.state = State::kPending;

@@ -84,6 +84,7 @@ struct Finding {
   int64_t since_ms = 0;  // start of the first period the cause held (pending: of the run so far)
   int64_t held_ms = 0;   // total time it held in the window (pending: so far)
   int64_t for_ms = 0;    // the rule's duration
+  bool ongoing = false;  // its latest run reaches the last point (firing or pending): it holds now
   std::vector<Evidence> evidence;
   std::string action;
   double waste_gpu_seconds = 0;

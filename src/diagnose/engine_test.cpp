@@ -367,10 +367,30 @@ TEST(Durations, FiresOnlyAfterTheWholeDurationPendingBefore) {
   EXPECT_EQ(f->held_ms, 19 * kStep);
   EXPECT_EQ(f->waste_gpu_seconds, 0);
   EXPECT_FALSE(pending.has_findings(Severity::kInfo));
-  EXPECT_NE(report_json(pending).find("\"state\":\"pending\",\"for_seconds\":300"), std::string::npos);
+  EXPECT_NE(report_json(pending).find("\"state\":\"pending\",\"ongoing\":true,\"for_seconds\":300"), std::string::npos);
   EXPECT_NE(report_text(pending, false).find("PENDING  memory_fragmentation"), std::string::npos);
   // 19 points that ended before the end of the data: a blip, dropped.
   EXPECT_EQ(find(gpu0(diagnose(one_host({fragmented(20, 39)}), {})), "memory_fragmentation"), nullptr);
+}
+
+TEST(Durations, OngoingOnlyWhileTheLatestRunReachesTheLastPoint) {
+  // Held to the end: ongoing. Held for 30 points that ended at point 40: it
+  // fired in the window (reported, wastes time) but does not hold now.
+  const Finding* now = find(gpu0(diagnose(one_host({fragmented(41, 61)}), {})), "memory_fragmentation");
+  ASSERT_NE(now, nullptr);
+  EXPECT_TRUE(now->ongoing);
+  const Report past = diagnose(one_host({fragmented(10, 40)}), {});
+  const Finding* ended = find(gpu0(past), "memory_fragmentation");
+  ASSERT_NE(ended, nullptr);
+  EXPECT_EQ(ended->state, State::kFiring);
+  EXPECT_FALSE(ended->ongoing);
+  EXPECT_EQ(ended->periods.back().second, 40 * kStep);
+  EXPECT_GT(ended->waste_gpu_seconds, 0);
+  EXPECT_NE(report_json(past).find("\"state\":\"firing\",\"ongoing\":false"), std::string::npos);
+  // A pending run holds at the last point by definition.
+  const Finding* pending = find(gpu0(diagnose(one_host({fragmented(42, 61)}), {})), "memory_fragmentation");
+  ASSERT_NE(pending, nullptr);
+  EXPECT_TRUE(pending->ongoing);
 }
 
 TEST(Durations, WindowShorterThanTheDurationIsPendingAndSaysSo) {

@@ -111,6 +111,7 @@ std::string report_json(const Report& r) {
         json_number(o, hours(fi.waste_gpu_seconds));
         o += ",\"state\":";
         json_string(o, state_name(fi.state));
+        o += fi.ongoing ? ",\"ongoing\":true" : ",\"ongoing\":false";
         o += ",\"for_seconds\":";
         json_number(o, static_cast<double>(fi.for_ms) / 1000.0);
         o += ",\"explained_by\":";

@@ -41,6 +41,8 @@ Finding finding_of(element f) {
   out.layer = str(f, "layer");
   out.severity = severity_of(str(f, "severity"));
   out.state = str(f, "state") == "pending" ? State::kPending : State::kFiring;
+  bool ongoing = false;
+  out.ongoing = !f["ongoing"].get(ongoing) && ongoing;
   out.since_ms = time_ms(f, "since");
   out.held_ms = ms_of(number(f, "held_seconds"));
   out.for_ms = ms_of(number(f, "for_seconds"));

@@ -245,7 +245,7 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
     {FieldId::kAgentSimulated, "gpulens_simulated", kGauge, "", kAgent, kNode,
      "1 when the GPU data is simulated (scenario in label scenario)."},
     {FieldId::kAgentFinding, "gpulens_finding", kGauge, "", kAgent, kGpu,
-     "1 while the diagnosis holds this finding (labels cause, severity)."},
+     "1 while the cause of a firing finding holds (labels cause, severity)."},
     {FieldId::kAgentWasteGpuSeconds, "gpulens_waste_gpu_seconds_total", kCounter, "seconds", kAgent, kGpu,
      "GPU-seconds lost to the cause in label cause (1 - SM active while it holds)."},
     {FieldId::kAgentRemoteWriteSamples, "gpulens_remote_write_samples_total", kCounter, "", kAgent, kNode,

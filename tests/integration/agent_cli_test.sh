@@ -19,6 +19,36 @@ grep -q "no GPU source could start (nvml: .*cannot load /nonexistent/libnvidia-m
 printf 'sources: [sim]\nsource: {sim: {scenario: thermal-throttle-one-gpu, speed: 30}}\ninterval: 200ms\ndiagnose: {thermal_for: 1s}\n' \
   > "$work/findings.yaml"
 start_agent findings "$(free_port)" --config "$work/findings.yaml"
+# A finding that ends is logged as soon as its cause stops holding (not when
+# it leaves the 30-minute window), and gpulens_finding drops to absent: an
+# input pipeline starves the GPU for 20 s (10 min at 30x), then is fixed. The
+# diagnosis at 15 s sees it ongoing, the one at 30 s sees it ended.
+cat > "$work/starved-then-fed.yaml" <<'YAML'
+name: starved-then-fed
+description: an input pipeline starves the GPU, then is fixed
+node: {hostname: sim-fe, gpu_model: h100-sxm, gpus: 1, cpus: 32}
+phases:
+  - name: starved
+    duration: 10m
+    workload: {kind: training, duty: 0.3, burst: true, sm_efficiency: 0.85, occupancy: 0.55, tensor: 0.5,
+               dram: 0.35, h2d_gbps: 0.6, nvlink_gbps: 8, net_gbps: 3, cpu_busy: 0.97, psi_cpu: 0.6}
+  - name: fed
+    duration: 1h
+    workload: {kind: training, duty: 0.96, sm_efficiency: 0.9, occupancy: 0.6, tensor: 0.6, dram: 0.4,
+               h2d_gbps: 1.5, nvlink_gbps: 60, net_gbps: 20, cpu_busy: 0.3}
+YAML
+printf 'sources: [sim]\nsource: {sim: {scenario: %s, speed: 30}}\ninterval: 200ms\ndiagnose: {default_for: 1s}\n' \
+  "$work/starved-then-fed.yaml" > "$work/ended.yaml"
+ended_port=$(free_port)
+start_agent ended "$ended_port" --config "$work/ended.yaml" --log-format json
+# A source that fails is logged with the reason, its gpulens_source_up is 0
+# while the other sources keep serving, and it is logged again when it is
+# back: the host source reads a procfs copy whose stat file disappears.
+mkdir -p "$work/proc/net"
+cp /proc/stat /proc/diskstats "$work/proc/"
+cp /proc/net/dev "$work/proc/net/"
+hostdown_port=$(free_port)
+start_agent hostdown "$hostdown_port" --source sim,host --proc-root "$work/proc" --interval 100ms
 
 # version names the build and what NVML loading would find.
 "$GPULENS" version --nvml-library /nonexistent/libnvidia-ml.so.1 > "$work/version.txt"
@@ -182,6 +212,43 @@ grep -q '^gpu_up{gpu="4",.*} 0 [0-9]*\.[0-9]*$' "$work/rec.om" || fail "recordin
 promtool tsdb create-blocks-from openmetrics "$work/rec.om" "$work/tsdb" > "$work/backfill.txt" 2>&1 \
   || fail "promtool backfill: $(tail -5 "$work/backfill.txt")"
 ls "$work/tsdb"/*/meta.json >/dev/null || fail "no TSDB block written"
+# --- source_down / source_up ----------------------------------------------------
+curl -sf "http://127.0.0.1:$hostdown_port/metrics" | grep -q '^gpulens_source_up{source="host"} 1$' \
+  || fail "host source not up on the procfs copy: $(tail -3 "$work/agent-hostdown.log")"
+mv "$work/proc/stat" "$work/proc/stat.away"
+for _ in $(seq 50); do grep -q source_down "$work/agent-hostdown.log" && break; sleep 0.1; done
+grep -q "warn source_down source=host reason=\"cannot read $work/proc/stat\"" "$work/agent-hostdown.log" \
+  || fail "no source_down line naming the file: $(grep -v '^gpulens:' "$work/agent-hostdown.log" | tail -3)"
+curl -sf "http://127.0.0.1:$hostdown_port/metrics" > "$work/hostdown.prom"
+grep -q '^gpulens_source_up{source="host"} 0$' "$work/hostdown.prom" || fail "gpulens_source_up{host} not 0 while failing"
+grep -q '^gpulens_source_up{source="sim"} 1$' "$work/hostdown.prom" || fail "the sim source stopped with the host source"
+grep -q '^gpu_up{gpu="0",' "$work/hostdown.prom" || fail "GPU series lost while the host source failed"
+mv "$work/proc/stat.away" "$work/proc/stat"
+for _ in $(seq 50); do grep -q "info source_up source=host" "$work/agent-hostdown.log" && break; sleep 0.1; done
+grep -q "info source_up source=host" "$work/agent-hostdown.log" || fail "no source_up line after recovery"
+[[ $(grep -c "source_down source=host" "$work/agent-hostdown.log") -eq 1 ]] \
+  || fail "source_down repeated for one outage: $(grep source_down "$work/agent-hostdown.log")"
+
+# --- finding_started / finding_ended ---------------------------------------------
+for _ in $(seq 90); do grep -q finding_ended "$work/agent-ended.log" && break; sleep 0.5; done
+python3 - "$work/agent-ended.log" <<'PY' || fail "finding log lines: $(grep finding "$work/agent-ended.log")"
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+started = [e for e in events if e["event"] == "finding_started"]
+ended = [e for e in events if e["event"] == "finding_ended"]
+assert [(e["gpu"], e["cause"]) for e in started] == [("0", "input_pipeline")], started
+assert [(e["gpu"], e["cause"]) for e in ended] == [("0", "input_pipeline")], ended
+assert ended[0]["level"] == "info" and ended[0]["held"].endswith("s") and ended[0]["until"] > started[0]["since"], ended
+PY
+curl -sf "http://127.0.0.1:$ended_port/metrics" | grep -q '^gpulens_finding{' \
+  && fail "gpulens_finding still exported after the cause stopped"
+curl -sf "http://127.0.0.1:$ended_port/api/v1/findings" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+f = [f for h in d["hosts"] for g in h["gpus"] for f in g["findings"] if f["cause"] == "input_pipeline"]
+assert f and f[0]["state"] == "firing" and f[0]["ongoing"] is False, f' \
+  || fail "/api/v1/findings does not keep the ended finding (ongoing false)"
+
 for _ in $(seq 60); do grep -q finding_started "$work/agent-findings.log" && break; sleep 0.5; done
 grep -q 'warn finding_started gpu=5 cause=thermal_throttle severity=' "$work/agent-findings.log" \
   || fail "no finding_started log line: $(grep -v '^gpulens:' "$work/agent-findings.log" | tail -5)"
