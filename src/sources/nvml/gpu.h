@@ -23,6 +23,7 @@
 #include "model/frame.h"
 #include "sources/nvml/gpm.h"
 #include "sources/nvml/loader.h"
+#include "sources/nvml/mig.h"
 #include "sources/nvml/pcie_peak.h"
 
 namespace gpulens {
@@ -89,6 +90,9 @@ struct GpuState {
   size_t proc_elem = sizeof(nvmlProcessInfo_t);
   std::vector<nvmlProcessUtilizationSample_t> util_buf;
   unsigned long long util_last_seen = 0;
+
+  // MIG mode and instances (discovered at open and on every slow tier)
+  MigState mig;
 
   // topology, fixed at open
   std::vector<std::string> topology_extras;  // peer="1",path="NVLINK"

@@ -96,6 +96,13 @@ namespace gpulens {
   X(event_set_wait, nvmlReturn_t(nvmlEventSet_t, nvmlEventData_t*, unsigned), false,                   \
     "nvmlEventSetWait_v2")                                                                             \
   X(event_set_free, nvmlReturn_t(nvmlEventSet_t), false, "nvmlEventSetFree")                           \
+  X(get_mig_mode, nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*), false, "nvmlDeviceGetMigMode")     \
+  X(get_max_mig_devices, nvmlReturn_t(nvmlDevice_t, unsigned*), false, "nvmlDeviceGetMaxMigDeviceCount") \
+  X(get_mig_handle, nvmlReturn_t(nvmlDevice_t, unsigned, nvmlDevice_t*), false,                        \
+    "nvmlDeviceGetMigDeviceHandleByIndex")                                                             \
+  X(get_gpu_instance_id, nvmlReturn_t(nvmlDevice_t, unsigned*), false, "nvmlDeviceGetGpuInstanceId")   \
+  X(get_compute_instance_id, nvmlReturn_t(nvmlDevice_t, unsigned*), false,                             \
+    "nvmlDeviceGetComputeInstanceId")                                                                  \
   X(gpm_query_support, nvmlReturn_t(nvmlDevice_t, nvmlGpmSupport_t*), false, "nvmlGpmQueryDeviceSupport") \
   X(gpm_sample_alloc, nvmlReturn_t(nvmlGpmSample_t*), false, "nvmlGpmSampleAlloc")                     \
   X(gpm_sample_free, nvmlReturn_t(nvmlGpmSample_t), false, "nvmlGpmSampleFree")                        \

@@ -53,6 +53,8 @@ inline constexpr unsigned NVML_FEATURE_ENABLED = 1;
 inline constexpr unsigned NVML_AFFINITY_SCOPE_NODE = 0;
 inline constexpr unsigned NVML_NVLINK_MAX_LINKS = 18;
 inline constexpr unsigned NVML_DEVICE_ARCH_HOPPER = 9;
+inline constexpr unsigned NVML_DEVICE_MIG_DISABLE = 0;  // nvmlDeviceGetMigMode
+inline constexpr unsigned NVML_DEVICE_MIG_ENABLE = 1;
 // nvmlGpuTopologyLevel_t
 inline constexpr unsigned NVML_TOPOLOGY_INTERNAL = 0;
 inline constexpr unsigned NVML_TOPOLOGY_SINGLE = 10;

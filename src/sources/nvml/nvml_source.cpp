@@ -68,6 +68,8 @@ struct NvmlSource::Core {
         ++lost;
         continue;
       }
+      if (g.slow_now) discover_mig(*api, g);
+      collect_mig(ctx, g);
       collect_processes(ctx, g, *cache);
       for (const std::string& t : g.topology_extras) frame->set(FieldId::kGpuTopology, g.index, t, 1);
       if (g.numa_node >= 0) frame->set(FieldId::kGpuNumaNode, g.index, g.numa_node);

@@ -7,22 +7,50 @@
 
 namespace gpulens {
 
+namespace {
+
+// Sizing protocol: try the buffer we have, grow once on INSUFFICIENT_SIZE
+// (with headroom: the list can grow between the two calls).
+nvmlReturn_t list_processes(const NvmlApi& api, nvmlDevice_t dev, std::vector<unsigned char>& buf, size_t elem,
+                            unsigned& count) {
+  nvmlReturn_t rc = NVML_ERROR_INSUFFICIENT_SIZE;
+  for (int attempt = 0; attempt < 2 && rc == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
+    count = static_cast<unsigned>(buf.size() / elem);
+    rc = api.get_compute_processes(dev, &count, count == 0 ? nullptr : reinterpret_cast<nvmlProcessInfo_t*>(buf.data()));
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE) buf.resize((count + 8) * elem);
+  }
+  if (rc != NVML_SUCCESS) count = 0;
+  return rc;
+}
+
+}  // namespace
+
 void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) {
   const NvmlApi& api = ctx.api;
   if (gpu.lost || api.get_compute_processes == nullptr || gpu.off.test(static_cast<size_t>(Probe::kProcesses))) return;
-  // Sizing protocol: try the buffer we have, grow once on INSUFFICIENT_SIZE
-  // (with headroom: the list can grow between the two calls).
-  unsigned count = 0;
-  nvmlReturn_t rc = NVML_ERROR_INSUFFICIENT_SIZE;
-  for (int attempt = 0; attempt < 2 && rc == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
-    count = static_cast<unsigned>(gpu.proc_buf.size() / gpu.proc_elem);
-    rc = api.get_compute_processes(gpu.dev, &count,
-                                   count == 0 ? nullptr : reinterpret_cast<nvmlProcessInfo_t*>(gpu.proc_buf.data()));
-    if (rc == NVML_ERROR_INSUFFICIENT_SIZE) gpu.proc_buf.resize((count + 8) * gpu.proc_elem);
-  }
-  if (rc != NVML_SUCCESS) {
-    if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND) gpu.off.set(static_cast<size_t>(Probe::kProcesses));
-    return;
+  // In MIG mode each instance lists its own processes (the whole-GPU list
+  // needs privilege there); their series carry the instance's MIG labels.
+  struct Listed {
+    const std::vector<unsigned char>* buf;
+    unsigned count;
+    const MigInstance* mig;  // null: the whole GPU
+  };
+  std::vector<Listed> lists;
+  if (gpu.mig.enabled()) {
+    for (const auto& inst : gpu.mig.instances) {
+      unsigned n = 0;
+      if (list_processes(api, inst->dev, inst->proc_buf, gpu.proc_elem, n) == NVML_SUCCESS) {
+        lists.push_back({&inst->proc_buf, n, inst.get()});
+      }
+    }
+  } else {
+    unsigned n = 0;
+    nvmlReturn_t rc = list_processes(api, gpu.dev, gpu.proc_buf, gpu.proc_elem, n);
+    if (rc != NVML_SUCCESS) {
+      if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND) gpu.off.set(static_cast<size_t>(Probe::kProcesses));
+      return;
+    }
+    lists.push_back({&gpu.proc_buf, n, nullptr});
   }
 
   // SM share per process; an absent process had 0 % in the last period.
@@ -59,37 +87,42 @@ void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) 
   // container/namespace/pod); none when no process or more than one pod.
   GpuPod pod;
   bool one_pod = true;
-  for (unsigned i = 0; i < count; ++i) {
-    // Elements are 24 bytes, or 32 on early R535 drivers; pid and memory
-    // sit at the same offsets in both.
-    const unsigned char* e = gpu.proc_buf.data() + i * gpu.proc_elem;
-    unsigned pid = 0;
-    unsigned long long mem = 0;
-    std::memcpy(&pid, e + offsetof(nvmlProcessInfo_t, pid), sizeof pid);
-    std::memcpy(&mem, e + offsetof(nvmlProcessInfo_t, usedGpuMemory), sizeof mem);
-    ProcessIdentity* id = cache.lookup(pid);
-    if (id != nullptr) cache.name_from_kubelet(*id, gpu.uuid, pod_directory());
-    std::string fallback;
-    if (id == nullptr) fallback = label("pid", std::to_string(pid)) + ",namespace=\"\",pod=\"\",container=\"\"";
-    const std::string& labels = id != nullptr ? id->labels : fallback;
-    if (id != nullptr && !id->pod.empty()) {
-      if (pod.pod.empty()) {
-        pod = {.container = id->container, .namespace_ = id->namespace_, .pod = id->pod};
-      } else if (pod.pod != id->pod || pod.namespace_ != id->namespace_ || pod.container != id->container) {
-        one_pod = false;
+  for (const Listed& list : lists) {
+    for (unsigned i = 0; i < list.count; ++i) {
+      // Elements are 24 bytes, or 32 on early R535 drivers; pid and memory
+      // sit at the same offsets in both.
+      const unsigned char* e = list.buf->data() + i * gpu.proc_elem;
+      unsigned pid = 0;
+      unsigned long long mem = 0;
+      std::memcpy(&pid, e + offsetof(nvmlProcessInfo_t, pid), sizeof pid);
+      std::memcpy(&mem, e + offsetof(nvmlProcessInfo_t, usedGpuMemory), sizeof mem);
+      ProcessIdentity* id = cache.lookup(pid);
+      if (id != nullptr) cache.name_from_kubelet(*id, list.mig != nullptr ? list.mig->id.uuid : gpu.uuid, pod_directory());
+      std::string fallback;
+      if (id == nullptr) fallback = label("pid", std::to_string(pid)) + ",namespace=\"\",pod=\"\",container=\"\"";
+      const std::string* base = id != nullptr ? &id->labels : &fallback;
+      std::string with_mig;
+      if (list.mig != nullptr) with_mig = *base + "," + list.mig->extra;
+      const std::string& labels = list.mig != nullptr ? with_mig : *base;
+      if (id != nullptr && !id->pod.empty()) {
+        if (pod.pod.empty()) {
+          pod = {.container = id->container, .namespace_ = id->namespace_, .pod = id->pod};
+        } else if (pod.pod != id->pod || pod.namespace_ != id->namespace_ || pod.container != id->container) {
+          one_pod = false;
+        }
       }
-    }
-    if (mem != NVML_VALUE_NOT_AVAILABLE) ctx.frame.set(FieldId::kGpuProcessMemoryUsed, gpu.index, labels, static_cast<double>(mem));
-    if (have_util) {
-      double sm = 0;
-      for (unsigned k = 0; k < samples; ++k) {
-        // nvtop discards samples above 100 %: the driver sometimes reports junk.
-        if (gpu.util_buf[k].pid == pid && gpu.util_buf[k].smUtil <= 100) sm = gpu.util_buf[k].smUtil / 100.0;
+      if (mem != NVML_VALUE_NOT_AVAILABLE) ctx.frame.set(FieldId::kGpuProcessMemoryUsed, gpu.index, labels, static_cast<double>(mem));
+      if (have_util) {
+        double sm = 0;
+        for (unsigned k = 0; k < samples; ++k) {
+          // nvtop discards samples above 100 %: the driver sometimes reports junk.
+          if (gpu.util_buf[k].pid == pid && gpu.util_buf[k].smUtil <= 100) sm = gpu.util_buf[k].smUtil / 100.0;
+        }
+        ctx.frame.set(FieldId::kGpuProcessSmUtil, gpu.index, labels, sm);
       }
-      ctx.frame.set(FieldId::kGpuProcessSmUtil, gpu.index, labels, sm);
-    }
-    if (id != nullptr && !id->cpus.empty()) {
-      ctx.frame.set_node(FieldId::kHostProcessCpuAffinity, id->affinity_for(gpu.index), 1);
+      if (id != nullptr && !id->cpus.empty()) {
+        ctx.frame.set_node(FieldId::kHostProcessCpuAffinity, id->affinity_for(gpu.index), 1);
+      }
     }
   }
   // The kubelet's allocation wins (what dcgm-exporter reads); the pod of the

@@ -25,6 +25,7 @@
 namespace {
 
 using gpulens::fake::Gpu;
+using gpulens::fake::MigDevice;
 using gpulens::fake::Script;
 
 struct State {
@@ -66,6 +67,16 @@ int index_of(nvmlDevice_t dev) {
   return -1;
 }
 
+// The MIG device behind a handle, null for a GPU handle.
+MigDevice* mig_of(nvmlDevice_t dev) {
+  for (Gpu& g : state().script.gpus) {
+    for (MigDevice& m : g.migs) {
+      if (reinterpret_cast<nvmlDevice_t>(&m) == dev) return &m;
+    }
+  }
+  return nullptr;
+}
+
 // One device call: counts it, applies lost/error/hang rules and returns the
 // scripted (or default) value. `alt` is a second key tried for the value.
 nvmlReturn_t call(nvmlDevice_t dev, const std::string& key, double* out, const std::string& alt = {}) {
@@ -76,18 +87,25 @@ nvmlReturn_t call(nvmlDevice_t dev, const std::string& key, double* out, const s
     std::lock_guard lock(s.mu);
     if (s.inits == 0) return NVML_ERROR_UNINITIALIZED;
     int i = index_of(dev);
+    const MigDevice* mig = i < 0 ? mig_of(dev) : nullptr;
+    if (mig != nullptr) i = mig->parent;
     if (i < 0) return NVML_ERROR_INVALID_ARGUMENT;
     Gpu& g = s.script.gpus[i];
     if (key == "util_gpu") ++s.util_calls[i];
     if (g.lost_at > 0 && s.util_calls[i] >= g.lost_at) return NVML_ERROR_GPU_IS_LOST;
-    long n = ++s.calls[i][key];
-    if (auto e = g.errors.find(key); e != g.errors.end() && n >= e->second.from) return e->second.code;
-    if (auto h = g.hang_ms.find(key); h != g.hang_ms.end() && (h->second.second == 0 || n <= h->second.second)) {
+    // A MIG device's keys carry its prefix; its values fall back to the GPU's.
+    const std::string own = mig != nullptr ? mig->prefix() + key : key;
+    const std::string& second = mig != nullptr && alt.empty() ? key : alt;
+    long n = ++s.calls[i][own];
+    if (auto e = g.errors.find(own); e != g.errors.end() && n >= e->second.from) return e->second.code;
+    if (auto h = g.hang_ms.find(own); h != g.hang_ms.end() && (h->second.second == 0 || n <= h->second.second)) {
       hang = h->second.first;
     }
-    if (out != nullptr) {
+    if (out != nullptr && mig != nullptr && key.starts_with("mem_") && !g.values.contains(own)) {
+      *out = key == "mem_total" ? static_cast<double>(mig->mem) : key == "mem_used" ? static_cast<double>(mig->used) : 0;
+    } else if (out != nullptr) {
       const std::vector<double>* seq = nullptr;
-      for (const std::string* k : {&key, &alt}) {
+      for (const std::string* k : {&own, &second}) {
         if (seq == nullptr && !k->empty()) {
           if (auto v = g.values.find(*k); v != g.values.end() && !v->second.empty()) seq = &v->second;
         }
@@ -96,7 +114,7 @@ nvmlReturn_t call(nvmlDevice_t dev, const std::string& key, double* out, const s
         *out = (*seq)[std::min<size_t>(n - 1, seq->size() - 1)];
       } else if (auto d = defaults().find(key); d != defaults().end()) {
         *out = d->second;
-      } else if (auto d2 = defaults().find(alt); !alt.empty() && d2 != defaults().end()) {
+      } else if (auto d2 = defaults().find(second); !second.empty() && d2 != defaults().end()) {
         *out = d2->second;
       } else {
         rc = NVML_ERROR_NOT_SUPPORTED;
@@ -198,6 +216,9 @@ FAKE_API nvmlReturn_t nvmlSystemGetDriverVersion(char* buf, unsigned len) {
 }
 
 FAKE_API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t dev, char* buf, unsigned len) {
+  if (const MigDevice* m = mig_of(dev)) {
+    return copy_string(state().script.gpus[m->parent].name + " MIG " + m->profile, buf, len);
+  }
   Gpu* g = gpu_of(dev);
   if (g == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (nvmlReturn_t rc = call(dev, "name", nullptr); rc != NVML_SUCCESS) return rc;
@@ -205,6 +226,10 @@ FAKE_API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t dev, char* buf, unsigned le
 }
 
 FAKE_API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t dev, char* buf, unsigned len) {
+  if (const MigDevice* m = mig_of(dev)) {
+    if (nvmlReturn_t rc = call(dev, "uuid", nullptr); rc != NVML_SUCCESS) return rc;
+    return copy_string(m->uuid, buf, len);
+  }
   Gpu* g = gpu_of(dev);
   if (g == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (nvmlReturn_t rc = call(dev, "uuid", nullptr); rc != NVML_SUCCESS) return rc;
@@ -235,7 +260,14 @@ FAKE_API nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t dev, unsigned* arch
   return NVML_SUCCESS;
 }
 
+// Whole-GPU calls a GPU in MIG mode does not answer.
+bool in_mig_mode(nvmlDevice_t dev) {
+  const Gpu* g = gpu_of(dev);
+  return mig_of(dev) != nullptr || (g != nullptr && g->mig_mode == 1);
+}
+
 FAKE_API nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t dev, nvmlUtilization_t* u) {
+  if (in_mig_mode(dev)) return NVML_ERROR_NOT_SUPPORTED;
   if (nvmlReturn_t rc = get(dev, "util_gpu", &u->gpu); rc != NVML_SUCCESS) return rc;
   return get(dev, "util_mem", &u->memory);
 }
@@ -249,7 +281,9 @@ FAKE_API nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2
   if (nvmlReturn_t rc = get(dev, "mem_total", &m->total); rc != NVML_SUCCESS) return rc;
   get(dev, "mem_reserved", &m->reserved);
   get(dev, "mem_free", &m->free);
-  return get(dev, "mem_used", &m->used);
+  nvmlReturn_t rc = get(dev, "mem_used", &m->used);
+  if (mig_of(dev) != nullptr) m->free = m->total - m->used;
+  return rc;
 }
 #endif
 
@@ -260,6 +294,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t* m)
   get(dev, "mem_reserved", &reserved);
   get(dev, "mem_used", &used);
   m->used = reserved + used;  // v1 counts reserved memory as used
+  if (mig_of(dev) != nullptr) m->free = m->total - m->used;
   return NVML_SUCCESS;
 }
 
@@ -325,6 +360,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t dev, unsigned typ
 }
 FAKE_API nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t dev, unsigned* cor, unsigned* unc, unsigned* pending,
                                                unsigned* failure) {
+  if (const Gpu* g = gpu_of(dev); g != nullptr && g->mig_mode == 1 && !g->migs.empty()) return NVML_ERROR_NOT_SUPPORTED;
   if (nvmlReturn_t rc = get(dev, "remap_cor", cor); rc != NVML_SUCCESS) return rc;
   get(dev, "remap_unc", unc);
   get(dev, "remap_pending", pending);
@@ -374,10 +410,16 @@ FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t dev, unsi
 }
 
 FAKE_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned* count, void* infos) {
-  Gpu* g = gpu_of(dev);
+  const MigDevice* mig = mig_of(dev);
+  Gpu* g = mig != nullptr ? &state().script.gpus[mig->parent] : gpu_of(dev);
   if (g == nullptr || count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (nvmlReturn_t rc = call(dev, "processes", nullptr); rc != NVML_SUCCESS) return rc;
-  unsigned n = static_cast<unsigned>(g->processes.size());
+  // A MIG device lists the processes of its own instance.
+  std::vector<gpulens::fake::Process> procs;
+  for (const auto& p : g->processes) {
+    if (mig == nullptr || (p.gi == static_cast<int>(mig->gi) && p.ci == static_cast<int>(mig->ci))) procs.push_back(p);
+  }
+  unsigned n = static_cast<unsigned>(procs.size());
   if (*count < n) {
     *count = n;
     return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -389,9 +431,10 @@ FAKE_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, 
 #else
     auto* e = static_cast<nvmlProcessInfo_t*>(infos) + i;
 #endif
-    e->pid = g->processes[i].pid;
-    e->usedGpuMemory = g->processes[i].mem;
-    e->gpuInstanceId = e->computeInstanceId = 0xFFFFFFFFu;
+    e->pid = procs[i].pid;
+    e->usedGpuMemory = procs[i].mem;
+    e->gpuInstanceId = procs[i].gi < 0 ? 0xFFFFFFFFu : static_cast<unsigned>(procs[i].gi);
+    e->computeInstanceId = procs[i].ci < 0 ? 0xFFFFFFFFu : static_cast<unsigned>(procs[i].ci);
   }
   *count = n;
   return NVML_SUCCESS;
@@ -400,6 +443,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, 
 FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t dev, nvmlProcessUtilizationSample_t* samples,
                                                      unsigned* count, unsigned long long last_seen) {
   Gpu* g = gpu_of(dev);
+  if (in_mig_mode(dev)) return NVML_ERROR_NOT_SUPPORTED;
   if (g == nullptr || count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   double tick = 0;
   if (nvmlReturn_t rc = call(dev, "process_util", &tick, "util_gpu"); rc != NVML_SUCCESS) return rc;
@@ -488,7 +532,8 @@ FAKE_API nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
 
 #ifndef GPULENS_FAKE_OLD_DRIVER
 FAKE_API nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t dev, nvmlGpmSupport_t* s) {
-  Gpu* g = gpu_of(dev);
+  const MigDevice* mig = mig_of(dev);
+  Gpu* g = mig != nullptr ? &state().script.gpus[mig->parent] : gpu_of(dev);
   if (g == nullptr || s == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (s->version != NVML_GPM_SUPPORT_VERSION) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
   s->isSupportedDevice = g->gpm && g->arch >= NVML_DEVICE_ARCH_HOPPER ? 1 : 0;
@@ -509,7 +554,10 @@ FAKE_API nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t dev, nvmlGpmSample_t s) {
   if (nvmlReturn_t rc = call(dev, "gpm_sample", nullptr); rc != NVML_SUCCESS) return rc;
   auto* fs = reinterpret_cast<FakeSample*>(s);
   fs->dev = dev;
-  fs->seq = state().calls[index_of(dev)]["gpm_sample"];
+  const MigDevice* mig = mig_of(dev);
+  const int parent = mig != nullptr ? mig->parent : index_of(dev);
+  std::lock_guard lock(state().mu);
+  fs->seq = state().calls[parent][(mig != nullptr ? mig->prefix() : std::string()) + "gpm_sample"];
   return NVML_SUCCESS;
 }
 FAKE_API nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* m) {
@@ -528,6 +576,42 @@ FAKE_API nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* m) {
   return NVML_SUCCESS;
 }
 #endif
+
+FAKE_API nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t dev, unsigned* current, unsigned* pending) {
+  Gpu* g = gpu_of(dev);
+  if (g == nullptr || current == nullptr || pending == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (nvmlReturn_t rc = call(dev, "mig_mode", nullptr); rc != NVML_SUCCESS) return rc;
+  if (g->mig_mode < 0) return NVML_ERROR_NOT_SUPPORTED;
+  *current = static_cast<unsigned>(g->mig_mode);
+  *pending = static_cast<unsigned>(g->mig_pending);
+  return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t dev, unsigned* count) {
+  Gpu* g = gpu_of(dev);
+  if (g == nullptr || count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (g->mig_mode < 0) return NVML_ERROR_NOT_SUPPORTED;
+  *count = g->mig_mode == 1 ? std::max<unsigned>(7, static_cast<unsigned>(g->migs.size())) : 0;
+  return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t dev, unsigned index, nvmlDevice_t* mig) {
+  Gpu* g = gpu_of(dev);
+  if (g == nullptr || mig == nullptr || g->mig_mode != 1) return NVML_ERROR_INVALID_ARGUMENT;
+  if (index >= g->migs.size()) return NVML_ERROR_NOT_FOUND;
+  *mig = reinterpret_cast<nvmlDevice_t>(&g->migs[index]);
+  return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t dev, unsigned* id) {
+  const MigDevice* m = mig_of(dev);
+  if (m == nullptr || id == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *id = m->gi;
+  return NVML_SUCCESS;
+}
+FAKE_API nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t dev, unsigned* id) {
+  const MigDevice* m = mig_of(dev);
+  if (m == nullptr || id == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *id = m->ci;
+  return NVML_SUCCESS;
+}
 
 // Test hook, not NVML: GPM sample buffers allocated so far.
 FAKE_API long gpulensFakeGpmAllocations() {

@@ -95,6 +95,8 @@ bool parse_script(const std::string& text, Script& out, std::string& error) {
         if (k == "pid") p.pid = static_cast<unsigned>(std::atol(v.c_str()));
         else if (k == "mem") p.mem = std::strtoull(v.c_str(), nullptr, 10);
         else if (k == "sm") p.sm = static_cast<unsigned>(std::atol(v.c_str()));
+        else if (k == "gi") p.gi = std::atoi(v.c_str());
+        else if (k == "ci") p.ci = std::atoi(v.c_str());
         else return fail("unknown process attribute " + k);
       }
       if (!each(t[1], [&](Gpu& g) { g.processes.push_back(p); })) return fail("no gpu " + t[1]);
@@ -117,6 +119,41 @@ bool parse_script(const std::string& text, Script& out, std::string& error) {
       }
       if (link < 0) return fail("nvlink needs link=N");
       if (!each(t[1], [&](Gpu& g) { g.nvlink_peer[link] = peer; })) return fail("no gpu " + t[1]);
+    } else if (d == "mig" && t.size() >= 3) {
+      int mode = -1, pending = -1;
+      for (size_t i = 2; i < t.size(); ++i) {
+        if (!split_kv(t[i], k, v) || (v != "on" && v != "off")) return fail("expected mode=on|off pending=on|off");
+        if (k == "mode") mode = v == "on" ? 1 : 0;
+        else if (k == "pending") pending = v == "on" ? 1 : 0;
+        else return fail("unknown mig attribute " + k);
+      }
+      if (mode < 0) return fail("mig needs mode=on|off");
+      if (pending < 0) pending = mode;
+      if (!each(t[1], [&](Gpu& g) { g.mig_mode = mode; g.mig_pending = pending; })) return fail("no gpu " + t[1]);
+    } else if (d == "instance" && t.size() >= 3) {
+      MigDevice m;
+      bool uuid = false;
+      for (size_t i = 2; i < t.size(); ++i) {
+        if (!split_kv(t[i], k, v)) return fail("expected key=value, got " + t[i]);
+        if (k == "gi") m.gi = static_cast<unsigned>(std::atol(v.c_str()));
+        else if (k == "ci") m.ci = static_cast<unsigned>(std::atol(v.c_str()));
+        else if (k == "profile") m.profile = v;
+        else if (k == "uuid") {
+          m.uuid = v;
+          uuid = true;
+        }
+        else if (k == "mem") m.mem = std::strtoull(v.c_str(), nullptr, 10);
+        else if (k == "used") m.used = std::strtoull(v.c_str(), nullptr, 10);
+        else return fail("unknown instance attribute " + k);
+      }
+      if (!each(t[1], [&](Gpu& g) {
+            MigDevice x = m;
+            x.parent = static_cast<int>(&g - out.gpus.data());
+            if (!uuid) x.uuid = "MIG-" + std::to_string(x.parent) + "-" + std::to_string(x.gi) + "-" + std::to_string(x.ci) + "-fake";
+            g.migs.push_back(x);
+          })) {
+        return fail("no gpu " + t[1]);
+      }
     } else if (d == "xid" && t.size() == 3) {
       unsigned long long code = std::strtoull(t[2].c_str(), nullptr, 10);
       if (!each(t[1], [&](Gpu& g) { g.xids.push_back(code); })) return fail("no gpu " + t[1]);

@@ -17,6 +17,16 @@
 //   nvlink 0 link=0 peer=1              # link 0 of GPU 0 is up, to GPU 1
 //   xid 0 79                            # delivered by the event API
 //   init DRIVER_NOT_LOADED              # nvmlInit_v2 fails
+//   mig 0 mode=on pending=on            # MIG mode (absent: MIG not supported)
+//   instance 0 gi=7 ci=0 profile=1g.10gb mem=10737418240 used=1048576
+//   process 0 pid=4243 mem=1048576 gi=7 ci=0   # runs in that MIG instance
+//
+// Calls on a MIG device handle count and look up their keys with the
+// prefix "mig.<gi>.<ci>." ("value 0 mig.7.0.mem_used 10 20", "error 0
+// mig.7.0.gpm_sample NO_PERMISSION"); GPM metrics of an instance fall back
+// to the GPU's own ("gpm.2"). With MIG mode on, the whole-GPU utilisation,
+// per-process utilisation and row-remapping calls answer NOT_SUPPORTED, as
+// a real driver does.
 //
 // Keys of `value`/`error`/`hang` are listed in docs/nvml.md (stand-in
 // section) and are the names used in fake_nvml.cpp.
@@ -39,6 +49,16 @@ struct Process {
   unsigned pid = 0;
   unsigned long long mem = 0;
   unsigned sm = 0;
+  int gi = -1, ci = -1;  // MIG instance, -1: none
+};
+
+struct MigDevice {
+  int parent = 0;        // GPU index
+  unsigned gi = 0, ci = 0;
+  std::string profile = "1g.10gb";
+  std::string uuid;
+  unsigned long long mem = 10737418240ULL, used = 0;
+  std::string prefix() const { return "mig." + std::to_string(gi) + "." + std::to_string(ci) + "."; }
 };
 
 struct Gpu {
@@ -56,6 +76,8 @@ struct Gpu {
   std::map<int, int> nvlink_peer;  // link -> peer GPU index (-1: up, no GPU peer)
   std::map<int, unsigned> topology;  // peer -> level
   std::vector<unsigned long long> xids;
+  int mig_mode = -1, mig_pending = -1;  // -1: MIG not supported
+  std::vector<MigDevice> migs;          // in MIG device index order
 };
 
 struct Script {
