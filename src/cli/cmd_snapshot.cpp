@@ -23,6 +23,13 @@
 namespace gpulens::cli {
 namespace {
 
+std::string pct(double v) {
+  if (v < 0) return "  - ";
+  char b[16];
+  std::snprintf(b, sizeof b, "%3.0f%%", v * 100);
+  return b;
+}
+
 struct Gpu {
   std::string index, uuid, name;
   std::map<std::string, double, std::less<>> fields;
@@ -30,13 +37,83 @@ struct Gpu {
     auto it = fields.find(k);
     return it == fields.end() ? missing : it->second;
   }
+  // Largest value of `name` over all its label sets (pushed series carry a
+  // pid); `missing` when none.
+  double max_of(std::string_view metric, double missing = -1) const {
+    double best = missing;
+    for (auto it = fields.lower_bound(metric); it != fields.end() && it->first.starts_with(metric); ++it) {
+      const std::string_view k = it->first;
+      if (k.size() != metric.size() && k[metric.size()] != '{') continue;
+      if (best == missing || it->second > best) best = it->second;
+    }
+    return best;
+  }
 };
 
-std::string pct(double v) {
-  if (v < 0) return "  - ";
-  char b[16];
-  std::snprintf(b, sizeof b, "%3.0f%%", v * 100);
-  return b;
+// The value of label `name` in a "metric{a=\"x\",b=\"y\"}" key, "" when absent.
+std::string label_in(std::string_view key, std::string_view name) {
+  const std::string want = std::string(name) + "=\"";
+  for (size_t at = key.find(want); at != std::string_view::npos; at = key.find(want, at + 1)) {
+    if (at > 0 && key[at - 1] != '{' && key[at - 1] != ',') continue;
+    const size_t from = at + want.size();
+    const size_t to = key.find('"', from);
+    return to == std::string_view::npos ? "" : std::string(key.substr(from, to - from));
+  }
+  return "";
+}
+
+// One line per process that pushes allocator data to the agent:
+//   "  GPU 0 pid 4242 (ml/trainer-0): slack 62%, external fragmentation 71% (pool large), 3 retries, 0 OOMs"
+// Slack is 1 - allocated/reserved; external fragmentation is 1 - largest free
+// block / free bytes inside reserved segments, the worst pool of the process.
+std::vector<std::string> allocator_lines(const Gpu& g) {
+  struct Proc {
+    std::string where;
+    double slack = -1, external = -1, retries = -1, ooms = -1;
+    std::string pool;
+  };
+  std::map<std::string, Proc> procs;  // by pid
+  for (const auto& [k, v] : g.fields) {
+    const std::string pid = label_in(k, "pid");
+    if (pid.empty()) continue;
+    const std::string_view name = std::string_view(k).substr(0, k.find('{'));
+    Proc& p = procs[pid];
+    if (p.where.empty()) {
+      const std::string ns = label_in(k, "namespace"), pod = label_in(k, "pod");
+      if (!pod.empty()) p.where = " (" + (ns.empty() ? "" : ns + "/") + pod + ")";
+    }
+    if (name == "gpu_memory_fragmentation_ratio") p.slack = std::max(p.slack, v);
+    if (name == "gpu_allocator_external_fragmentation_ratio" && v > p.external) {
+      p.external = v;
+      p.pool = label_in(k, "pool");
+    }
+    if (name == "gpu_allocator_retries_total") p.retries = std::max(p.retries, v);
+    if (name == "gpu_allocator_ooms_total") p.ooms = std::max(p.ooms, v);
+  }
+  std::vector<std::string> out;
+  for (const auto& [pid, p] : procs) {
+    if (p.slack < 0 && p.external < 0 && p.retries < 0) continue;  // a process the driver lists, nothing pushed
+    std::string line = "  GPU " + g.index + " pid " + pid + p.where + ":";
+    std::string parts;
+    auto add = [&](const std::string& s) { parts += (parts.empty() ? " " : ", ") + s; };
+    if (p.slack >= 0) add("slack " + pct(p.slack).substr(pct(p.slack).find_first_not_of(' ')));
+    if (p.external >= 0) {
+      const std::string e = pct(p.external);
+      add("external fragmentation " + e.substr(e.find_first_not_of(' ')) +
+          (p.pool.empty() ? "" : " (pool " + p.pool + ")"));
+    }
+    char b[64];
+    if (p.retries >= 0) {
+      std::snprintf(b, sizeof b, "%.0f retries", p.retries);
+      add(b);
+    }
+    if (p.ooms >= 0) {
+      std::snprintf(b, sizeof b, "%.0f OOMs", p.ooms);
+      add(b);
+    }
+    out.push_back(line + parts);
+  }
+  return out;
 }
 
 // Renders the table from the JSON document (the same one the API serves).
@@ -142,15 +219,23 @@ int print_table(const std::string& json, bool colour, const std::string& note) {
         section(0, {pct(g.get("gpu_utilization_ratio")), pct(g.get("gpu_sm_active_ratio")),
                     pct(g.get("gpu_sm_occupancy_ratio")), pct(g.get("gpu_tensor_core_util_ratio"))});
     const std::string memory = section(
-        1, {mem, pct(g.get("gpu_mem_bandwidth_util_ratio")), pct(g.get("gpu_memory_fragmentation_ratio"))});
+        1, {mem, pct(g.get("gpu_mem_bandwidth_util_ratio")), pct(g.max_of("gpu_memory_fragmentation_ratio"))});
     const std::string io = section(2, {rxtx, link, pct(g.get("gpu_nvlink_bandwidth_util_ratio"))});
     std::printf("%-3s %-24s | %s | %s | %s | %11.0fW %s%3.0fC%s %s%s%s\n", g.index.c_str(), name.c_str(),
                 compute.c_str(), memory.c_str(), io.c_str(), g.get("gpu_power_watts", 0), temp > 80 ? red : "", temp,
                 reset, throttle.empty() ? dim : red, throttle.empty() ? "ok" : throttle.c_str(), reset);
   }
+  std::vector<std::string> pushed;
+  for (const auto& g : gpus) {
+    for (auto& l : allocator_lines(g)) pushed.push_back(std::move(l));
+  }
+  if (!pushed.empty()) {
+    std::cout << "in-process allocators (pushed):\n";
+    for (const auto& l : pushed) std::cout << l << "\n";
+  }
   std::cout << dim
             << "util: a kernel ran (nvidia-smi); SM: SMs busy; occ: warps resident; TC: tensor cores; BW: DRAM bandwidth; "
-               "frag: allocator fragmentation; pcie: of peak"
+               "frag: allocator slack, 1 - allocated/reserved (worst process); pcie: of peak"
             << reset << "\n";
   return kExitOk;
 }

@@ -509,7 +509,9 @@ TEST(Report, JsonHasTheStableShape) {
   EXPECT_EQ(json.rfind("{\"hosts\":[{\"host\":\"n1\",\"gpus\":[{\"gpu\":\"0\",\"uuid\":\"GPU-abc\",\"findings\":"
                        "[{\"cause\":\"memory_fragmentation\",\"layer\":\"memory\",\"severity\":\"warning\","
                        "\"since\":\"1970-01-01T00:00:00Z\",\"evidence\":[{\"signal\":\"fragmentation\","
-                       "\"value\":0.6,\"threshold\":0.5}],\"action\":\"",
+                       "\"value\":0.6,\"threshold\":0.5,\"detail\":\"judged: slack, 1 - allocated/reserved (no "
+                       "allocator snapshot pushed; slack also counts whole free segments, so it overstates "
+                       "fragmentation)\"}],\"action\":\"",
                        0),
             0u)
       << json;

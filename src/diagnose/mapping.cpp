@@ -48,6 +48,8 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["gpu_memory_used_bytes"] = {gpu(G::kFbUsed)};
     t["gpu_memory_free_bytes"] = {gpu(G::kFbFree)};
     t["gpu_memory_fragmentation_ratio"] = {gpu(G::kFragmentation)};
+    t["gpu_allocator_retries_total"] = {gpu(G::kAllocRetryRate, 1.0, true)};
+    t["gpu_allocator_ooms_total"] = {gpu(G::kAllocOomRate, 1.0, true)};
     t["gpu_pcie_rx_bytes_total"] = {gpu(G::kPcieRxBps, 1.0, true)};
     t["gpu_pcie_tx_bytes_total"] = {gpu(G::kPcieTxBps, 1.0, true)};
     t["gpu_pcie_rx_bytes_per_second"] = {gpu(G::kPcieRxBps)};
@@ -142,7 +144,7 @@ constexpr std::string_view kLabelled[] = {
     "host_network_transmit_bytes_total", "host_network_speed_bytes",
     "node_network_receive_bytes_total", "node_network_transmit_bytes_total",
     "node_network_speed_bytes",       "serving_request_latency_seconds_bucket",
-    "vllm:e2e_request_latency_seconds_bucket",
+    "vllm:e2e_request_latency_seconds_bucket", "gpu_allocator_external_fragmentation_ratio",
 };
 
 std::string_view label_of(LabelSpan labels, std::string_view name) {
@@ -214,6 +216,12 @@ std::vector<Binding> map_series(std::string_view name, LabelSpan labels) {
       out.push_back(b);
     }
     return out;
+  }
+  if (name == "gpu_allocator_external_fragmentation_ratio") {
+    // The small pool (requests up to 1 MiB in 2 MiB segments) is in slivers
+    // by design and never serves a large allocation: judge the others.
+    if (label_of(labels, "pool").starts_with("small")) return {};
+    return {gpu(G::kExternalFragmentation)};
   }
   if (name == "gpu_ecc_errors_total") {
     const std::string_view type = label_of(labels, "type");
@@ -311,7 +319,20 @@ void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, cons
     }
   }
   switch (b.kind) {
-    case K::kGpu: gpu_of(h, labels).parts[b.sig].push_back(std::move(s)); break;
+    case K::kGpu: {
+      GpuAcc& g = gpu_of(h, labels);
+      const auto sig = static_cast<GpuSig>(b.sig);
+      const std::string_view pid = label_of(labels, "pid");
+      if (!pid.empty() && (sig == GpuSig::kFragmentation || sig == GpuSig::kExternalFragmentation ||
+                           sig == GpuSig::kAllocRetryRate || sig == GpuSig::kAllocOomRate)) {
+        std::string who = "pid " + std::string(pid);
+        const std::string_view ns = label_of(labels, "namespace"), pod = label_of(labels, "pod");
+        if (!pod.empty()) who += " (" + std::string(ns) + (ns.empty() ? "" : "/") + std::string(pod) + ")";
+        g.by_process[{sig, who}].push_back(s);
+      }
+      g.parts[b.sig].push_back(std::move(s));
+      break;
+    }
     case K::kPeerPath: {
       const std::string_view peer = label_of(labels, "peer"), path = label_of(labels, "path");
       if (!peer.empty() && !path.empty()) gpu_of(h, labels).peer_paths[std::string(peer)] = path;
@@ -367,6 +388,8 @@ Combine combine_of(GpuSig s) {
     case GpuSig::kNvlinkRxBps:
     case GpuSig::kNvlinkTxBps:
     case GpuSig::kXidRate:
+    case GpuSig::kAllocRetryRate:
+    case GpuSig::kAllocOomRate:
     case GpuSig::kEccUncorrectedRate: return Combine::kSum;
     default: return Combine::kMax;
   }
@@ -493,6 +516,7 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
       gs.peer_paths = std::move(g.peer_paths);
       gs.local_cpus = std::move(g.local_cpus);
       for (size_t i = 0; i < kGpuSigCount; ++i) gs.sigs[i] = merge(g.parts[i], combine_of(static_cast<GpuSig>(i)));
+      for (auto& [key, parts] : g.by_process) gs.by_process[key] = merge(parts, combine_of(key.first));
       hs.gpus.push_back(std::move(gs));
     }
     std::sort(hs.gpus.begin(), hs.gpus.end(), [](const GpuSignals& a, const GpuSignals& b) {

@@ -93,6 +93,7 @@ class SignalSetBuilder {
     std::map<std::string, std::string> peer_paths;
     std::string local_cpus;
     std::vector<std::vector<Series>> parts = std::vector<std::vector<Series>>(kGpuSigCount);
+    std::map<std::pair<GpuSig, std::string>, std::vector<Series>> by_process;  // allocator signals per pid
   };
   struct HostAcc {
     std::vector<std::vector<Series>> parts = std::vector<std::vector<Series>>(kHostSigCount);

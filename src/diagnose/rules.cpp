@@ -521,39 +521,109 @@ class Rules {
     return r;
   }
 
+  // The process whose `sig` was highest at the last point the rule held
+  // (or at the end when it never held): "pid 4242 (ml/trainer-0)"; "" when
+  // the series carried no pid.
+  std::string process_of(G sig, const std::vector<int8_t>& holds) const {
+    size_t at = n_;
+    for (size_t i = 0; i < n_; ++i) {
+      if (holds[i] == 1) at = i;
+    }
+    std::string best;
+    double best_v = -1;
+    for (const auto& [key, series] : c_.gpu.by_process) {
+      if (key.first != sig) continue;
+      const Aligned v = A(series);
+      double x = nan();
+      if (at < n_) {
+        x = v[at];
+      } else {
+        for (size_t i = n_; i-- > 0;) {
+          if (known(v[i])) { x = v[i]; break; }
+        }
+      }
+      if (known(x) && x > best_v) {
+        best_v = x;
+        best = key.second;
+      }
+    }
+    return best;
+  }
+
   RuleResult memory_fragmentation() {
-    if (!has(G::kFragmentation)) {
-      not_assessed("memory_fragmentation", "no in-process allocator data (gpu_memory_fragmentation_ratio, pushed "
-                                           "by the PyTorch client)");
+    const bool external = has(G::kExternalFragmentation);
+    if (!external && !has(G::kFragmentation)) {
+      not_assessed("memory_fragmentation", "no in-process allocator data (gpu_allocator_external_fragmentation_ratio "
+                                           "or gpu_memory_fragmentation_ratio, pushed by the PyTorch client)");
       return {};
     }
     RuleResult r = make("memory_fragmentation", "memory", Severity::kWarning, th_.fragmentation_for_ms);
-    const Aligned f = A(G::kFragmentation);
+    // The real measure is external fragmentation from the allocator's
+    // snapshot (free bytes in pieces: what makes a large allocation fail);
+    // 1 - allocated/reserved (slack) counts whole free segments too, so it
+    // is judged only when no snapshot measure was pushed.
+    const G judged = external ? G::kExternalFragmentation : G::kFragmentation;
+    const Aligned f = A(judged);
     for (size_t i = 0; i < n_; ++i) {
       if (known(f[i])) r.holds[i] = f[i] >= th_.fragmentation;
     }
-    r.evidence.push_back({"fragmentation", f, th_.fragmentation});
-    r.action = "The caching allocator is fragmented (reserved far above allocated): set "
-               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, avoid varying tensor shapes (pad or bucket "
-               "sequence lengths), release caches only between phases.";
+    const std::string who = process_of(judged, r.holds);
+    const std::string of = who.empty() ? "" : "; process " + who;
+    if (external) {
+      r.evidence.push_back({"external_fragmentation", f, th_.fragmentation,
+                            "judged: 1 - largest free block / free bytes inside reserved segments (allocator "
+                            "snapshot, worst non-small pool)" + of});
+      if (has(G::kFragmentation)) {
+        r.evidence.push_back({"fragmentation", A(G::kFragmentation), th_.fragmentation,
+                              "context, not judged: slack, 1 - allocated/reserved"});
+      }
+    } else {
+      r.evidence.push_back({"fragmentation", f, th_.fragmentation,
+                            "judged: slack, 1 - allocated/reserved (no allocator snapshot pushed; slack also "
+                            "counts whole free segments, so it overstates fragmentation)" + of});
+    }
+    r.action = "The caching allocator is fragmented (free memory in pieces" + (who.empty() ? "" : " in " + who) +
+               "): set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, avoid varying tensor shapes (pad or "
+               "bucket sequence lengths), release caches only between phases.";
     return r;
   }
 
   RuleResult memory_pressure() {
-    if (!has(G::kFbUsed) || !has(G::kFbFree)) {
-      not_assessed("memory_pressure", "no framebuffer used/free");
+    const bool fb = has(G::kFbUsed) && has(G::kFbFree);
+    const bool retries = has(G::kAllocRetryRate), ooms = has(G::kAllocOomRate);
+    if (!fb && !retries && !ooms) {
+      not_assessed("memory_pressure", "no framebuffer used/free and no allocator retries/OOMs");
       return {};
     }
     RuleResult r = make("memory_pressure", "memory", Severity::kWarning, th_.default_for_ms);
     const Aligned used = A(G::kFbUsed), free = A(G::kFbFree);
+    const Aligned retry = A(G::kAllocRetryRate), oom = A(G::kAllocOomRate);
     Aligned frac(n_, nan());
     for (size_t i = 0; i < n_; ++i) {
       if (known(used[i]) && known(free[i]) && used[i] + free[i] > 0) frac[i] = used[i] / (used[i] + free[i]);
-      if (known(frac[i])) r.holds[i] = frac[i] >= th_.memory_used;
+      // Full framebuffer, or the allocator flushing its cache to retry
+      // (each retry synchronises every stream), or OOMs raised.
+      const bool full = known(frac[i]) && frac[i] >= th_.memory_used;
+      const bool retrying = retries && known(retry[i]) && retry[i] > 0;
+      const bool failing = ooms && known(oom[i]) && oom[i] > 0;
+      if (full || retrying || failing) r.holds[i] = 1;
+      else if (known(frac[i]) || (retries && known(retry[i])) || (ooms && known(oom[i]))) r.holds[i] = 0;
     }
-    r.evidence.push_back({"fb_used_ratio", frac, th_.memory_used});
-    r.action = "Device memory is nearly full and an OOM is close: reduce batch or sequence length, enable "
-               "activation checkpointing, offload or shard optimizer state (FSDP, ZeRO).";
+    if (fb) r.evidence.push_back({"fb_used_ratio", frac, th_.memory_used});
+    std::string who;
+    if (retries) {
+      who = process_of(G::kAllocRetryRate, r.holds);
+      r.evidence.push_back({"allocator_retries_per_second", retry, 0,
+                            who.empty() ? "" : "process " + who});
+    }
+    if (ooms) {
+      const std::string w = process_of(G::kAllocOomRate, r.holds);
+      if (who.empty()) who = w;
+      r.evidence.push_back({"allocator_ooms_per_second", oom, 0, w.empty() ? "" : "process " + w});
+    }
+    r.action = "Device memory is nearly full and an OOM is close" + (who.empty() ? "" : " (" + who + ")") +
+               ": reduce batch or sequence length, enable activation checkpointing, offload or shard optimizer "
+               "state (FSDP, ZeRO).";
     return r;
   }
 

@@ -66,6 +66,9 @@ enum class GpuSig : uint8_t {
   kEccUncorrectedRate,
   kRowRemapFailure,
   kNumaNode,         // NUMA node the GPU is attached to (gpu_numa_node)
+  kExternalFragmentation,  // ratio: 1 - largest free block / free bytes, worst large pool (allocator snapshot)
+  kAllocRetryRate,   // allocator retries per second (cache flushed and allocation retried)
+  kAllocOomRate,     // allocator out-of-memory errors per second
   kCount
 };
 
@@ -108,6 +111,9 @@ struct GpuSignals {
   std::array<Series, kGpuSigCount> sigs;
   Series& sig(GpuSig s) { return sigs[static_cast<size_t>(s)]; }
   const Series& sig(GpuSig s) const { return sigs[static_cast<size_t>(s)]; }
+  // The in-process allocator signals per pushing process ("pid 4242", with
+  // " (namespace/pod)" when known): which process a memory finding is about.
+  std::map<std::pair<GpuSig, std::string>, Series> by_process;
 };
 
 // One GPU a process uses, and where the process may run

@@ -53,7 +53,15 @@ struct Directory {
 
 Directory read_directory(SeriesRegistry* registry, LiveStore* live) {
   Directory d;
-  if (!registry || !live) return d;
+  if (!registry) return d;
+  if (!live) {  // uuids only
+    std::lock_guard lock(registry->mutex());
+    for (int g = 0; g < registry->gpu_count(); ++g) {
+      const GpuIdentity* id = registry->gpu(g);
+      d.uuids.push_back(id ? normal_uuid(id->uuid) : "");
+    }
+    return d;
+  }
   std::scoped_lock lock(registry->mutex(), live->mutex());
   for (int g = 0; g < registry->gpu_count(); ++g) {
     const GpuIdentity* id = registry->gpu(g);
@@ -327,7 +335,7 @@ void PushStore::fill(Frame& frame) {
     }
     const bool had = !g.entries.empty();
     std::erase_if(g.entries, [&](const Entry& e) {
-      if (!e.pid) return false;
+      if (!e.pid || !options_.check_pids) return false;
       auto [a, inserted] = alive.try_emplace(e.pid, false);
       if (inserted) a->second = pid_alive(options_.proc_root, e.pid);
       return !a->second;
@@ -341,6 +349,7 @@ void PushStore::fill(Frame& frame) {
     series += g.entries.size();
     ++it;
   }
+  if (!options_.self_metrics) return;
   frame.set_node(FieldId::kAgentPushGroups, static_cast<double>(groups_.size()));
   frame.set_node(FieldId::kAgentPushSeries, static_cast<double>(series));
   for (const auto& [reason, n] : rejected_) frame.set_node(FieldId::kAgentPushRejected, label("reason", reason), static_cast<double>(n));

@@ -45,6 +45,8 @@ struct PushOptions {
   int64_t ttl_ms = 5 * 60 * 1000;  // push.ttl
   std::string token;               // from push.token_file; "" accepts any push
   std::string proc_root = "/proc"; // where pids are checked (--proc-root)
+  bool check_pids = true;          // false: pids are not checked (the simulator's are made up)
+  bool self_metrics = true;        // false: fill() sets no gpulens_push_* series (a private store)
   PushLimits limits;
 };
 
@@ -64,6 +66,11 @@ class PushStore {
   void attach(SeriesRegistry& registry, LiveStore& live) {
     registry_ = &registry;
     live_ = &live;
+  }
+  // Joins by gpu_uuid only (no process list): the simulator's private store.
+  void attach(SeriesRegistry& registry) {
+    registry_ = &registry;
+    live_ = nullptr;
   }
   const PushOptions& options() const { return options_; }
 

@@ -39,6 +39,8 @@ RuleOptions RuleOptions::defaults() {
       {"temperature_high.for", kDuration, 300e3, "for this long (tutorial: 5m)"},
       {"memory_fragmentation.threshold", kRatio, 0.50, "allocator fragmentation above this (article: 50 %)"},
       {"memory_fragmentation.for", kDuration, 300e3, "for this long (article: 5m)"},
+      {"allocator_retries.window", kDuration, 300e3,
+       "an in-process allocator retry (cache flushed, allocation retried) or OOM within this window fires"},
       {"pcie_saturation.threshold", kRatio, 0.80, "PCIe TX or RX above this fraction of the peak"},
       {"pcie_saturation.for", kDuration, 180e3, "for this long (article: 3m)"},
       {"pcie_saturation.peak_bytes_per_second", kNumber, 0,

@@ -49,7 +49,7 @@ TEST(BuildRules, EveryAlertHasSummaryDescriptionWithValueAndRunbook) {
         EXPECT_THAT(r.labels[0].second, ::testing::AnyOf("info", "warning", "critical"));
       }
     }
-    EXPECT_EQ(alerts, names == Names::kNative ? 12 : 10);
+    EXPECT_EQ(alerts, names == Names::kNative ? 13 : 10);
   }
 }
 

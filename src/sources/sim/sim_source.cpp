@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/catalog.h"
+#include "push/push_store.h"
 
 namespace gpulens {
 namespace {
@@ -63,7 +64,9 @@ constexpr const char* kCpuModes[8] = {"user", "nice", "system", "idle", "iowait"
 
 class SimSource final : public Source {
  public:
-  SimSource(Scenario s, uint64_t seed, double speed) : s_(std::move(s)), seed_(seed), speed_(speed) {}
+  SimSource(Scenario s, uint64_t seed, double speed)
+      : s_(std::move(s)), seed_(seed), speed_(speed), push_(push::PushOptions{.check_pids = false,
+                                                                             .self_metrics = false}) {}
 
   std::string_view name() const override { return "sim"; }
   bool simulated() const override { return true; }
@@ -92,6 +95,7 @@ class SimSource final : public Source {
     for (int g = 0; g < s_.gpus; ++g) {
       uuids_.push_back(reg.gpu(g)->uuid);
     }
+    push_.attach(reg);
     return Status::ok();
   }
 
@@ -120,6 +124,15 @@ class SimSource final : public Source {
     double node_duty = 0;
     for (int g = 0; g < s_.gpus; ++g) node_duty += sample_gpu(f, g, w, elapsed, second, dt, lost_gpu);
     sample_node(f, w, node_duty / s_.gpus, second, dt, lost_gpu >= 0);
+    // The simulated processes' allocator values go through the push
+    // receiver's parser and GPU join, as a real process's pushes do.
+    for (int g = 0; g < s_.gpus; ++g) {
+      const std::string path = "/metrics/job/gpulens_sim/gpu_uuid/" + uuids_[g] + "/pid/" + std::to_string(pid_of(g));
+      if (auto a = push_.pushgateway("PUT", path, allocator_body_[g], now); a.status != 200) {
+        return internal_error("simulator allocator push refused: " + a.body);
+      }
+    }
+    push_.fill(f);
     return Status::ok();
   }
 
@@ -146,15 +159,21 @@ class SimSource final : public Source {
     return out;
   }
 
+  // The pid of the process using GPU `g`: the scenario job's, else one per GPU.
+  int pid_of(int g) const {
+    const auto& job = s_.job;
+    if (std::find(job.gpus.begin(), job.gpus.end(), g) == job.gpus.end()) return 3000 + g;
+    return 4000 + (job.one_process ? job.gpus.front() : g);
+  }
+
   // The process using GPU `g` and where it may run: the scenario's job, or
   // a process pinned to the GPU's own node.
   void set_process(Frame& f, int g) const {
     const auto& job = s_.job;
     const bool in_job = std::find(job.gpus.begin(), job.gpus.end(), g) != job.gpus.end();
     std::vector<int> nodes{s_.numa_node_of(g)};
-    int pid = 3000 + g;
+    const int pid = pid_of(g);
     if (in_job) {
-      pid = 4000 + (job.one_process ? job.gpus.front() : g);
       if (!job.numa_nodes.empty()) {
         nodes = job.numa_nodes;
       } else if (job.one_process) {  // one process: the nodes of all its GPUs
@@ -273,14 +292,31 @@ class SimSource final : public Source {
     f.set(FieldId::kGpuMemoryFree, g, std::max(0.0, total - used - driver_reserved));
     f.set(FieldId::kGpuMemoryUtil, g, clamp01(dram * 0.9));
     f.set(FieldId::kGpuDramActive, g, clamp01(dram));
+    // What the process's client would push (an empty PUT drops the group).
+    std::string& body = allocator_body_[g];
+    body.clear();
     if (w.mem_used > 0.05) {
       const double reserved = used * 0.96;
       const double frag = clamp01(w.fragmentation + 0.01 * n(9));
-      f.set(FieldId::kGpuAllocatorReserved, g, reserved);
-      f.set(FieldId::kGpuAllocatorAllocated, g, reserved * (1 - frag));
-      f.set(FieldId::kGpuMemoryFragmentation, g, frag);
       if (frag > 0.5) st.retries += 0.5 * dt;
-      f.set(FieldId::kGpuAllocatorRetries, g, std::floor(st.retries));
+      // External fragmentation: the free bytes are in pieces once the slack
+      // is fragmented; one free block while it is not.
+      const double external = frag > 0.3 ? clamp01(0.4 + frag * 0.5 + 0.01 * n(10)) : clamp01(0.05 + 0.01 * n(10));
+      const double free = reserved * frag;
+      char b[1024];
+      std::snprintf(b, sizeof b,
+                    "gpu_allocator_reserved_bytes %.17g\n"
+                    "gpu_allocator_allocated_bytes %.17g\n"
+                    "gpu_memory_fragmentation_ratio %.17g\n"
+                    "# TYPE gpu_allocator_retries_total counter\n"
+                    "gpu_allocator_retries_total %.17g\n"
+                    "# TYPE gpu_allocator_ooms_total counter\n"
+                    "gpu_allocator_ooms_total 0\n"
+                    "gpu_allocator_external_fragmentation_ratio{pool=\"large\",stream=\"0\"} %.17g\n"
+                    "gpu_allocator_largest_free_block_bytes{pool=\"large\",stream=\"0\"} %.17g\n",
+                    reserved, reserved * (1 - frag), frag, std::floor(st.retries), external,
+                    std::floor(free * (1 - external)));
+      body = b;
     }
 
     // PCIe: an idle link drops to Gen1 to save power; a degraded one stays low.
@@ -439,6 +475,8 @@ class SimSource final : public Source {
   std::vector<GpuState> gpus_;
   std::vector<std::string> uuids_;
   NodeState node_;
+  push::PushStore push_;                        // the simulated processes' pushes
+  std::vector<std::string> allocator_body_ = std::vector<std::string>(64);  // per GPU, this tick
 };
 
 }  // namespace

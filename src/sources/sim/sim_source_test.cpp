@@ -180,6 +180,26 @@ TEST(SimSource, PcieLinksAndOneProcessJob) {
   EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, "pid=\"3000\",gpu=\"0\",cpus=\"0-31\",numa_nodes=\"0\""), 1);
 }
 
+TEST(SimSource, AllocatorValuesArriveThroughThePushPathWithThePid) {
+  SimRun r("allocator-fragmentation");
+  r.advance(15 * 60'000, 30'000);  // into the fragmented phase
+  for (int g = 0; g < 8; ++g) {
+    const std::string pid = "pid=\"" + std::to_string(3000 + g) + "\"";
+    // Joined by the push receiver: the process's pid is a label, as a real push has.
+    EXPECT_EQ(r.get(FieldId::kGpuMemoryFragmentation, g), -1);
+    const double slack = r.get(FieldId::kGpuMemoryFragmentation, g, pid);
+    EXPECT_GT(slack, 0.55) << g;
+    const double ext = r.get(FieldId::kGpuAllocatorExternalFragmentation, g, pid + ",pool=\"large\",stream=\"0\"");
+    EXPECT_GT(ext, 0.5) << g;
+    const double reserved = r.get(FieldId::kGpuAllocatorReserved, g, pid);
+    const double allocated = r.get(FieldId::kGpuAllocatorAllocated, g, pid);
+    EXPECT_NEAR(1 - allocated / reserved, slack, 1e-9);
+    EXPECT_GT(r.get(FieldId::kGpuAllocatorRetries, g, pid), 0);
+  }
+  // The simulator's private store adds none of the receiver's own series.
+  EXPECT_EQ(r.get(FieldId::kAgentPushGroups, kNodeEntity), -1);
+}
+
 TEST(SimSource, BrokenScenarioReportsOnOpen) {
   SourceOptions o;
   o.sim.scenario = "does-not-exist";
