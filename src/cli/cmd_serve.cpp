@@ -1,15 +1,19 @@
-// `gpulens serve`: run the agent until SIGINT/SIGTERM. SIGHUP re-reads and
-// checks the config file and keeps the running configuration, saying why in
-// a "reload" log line (applying a changed file needs a restart today); it
-// never stops the agent.
+// `gpulens serve`: run the agent until SIGINT/SIGTERM. SIGHUP re-reads the
+// config file (with the command line's flags over it again), applies the
+// keys that can change while running (cli/reload.h) and names those that
+// need a restart, in one "reload" log line; a file that does not load or
+// validate keeps the running configuration, with the reason. It never
+// stops the agent.
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/reload.h"
 #include "cli/serve_hooks.h"
 #include "cli/setup.h"
 #include "cli/config.h"
@@ -45,26 +49,82 @@ Result<std::shared_ptr<push::PushStore>> make_push_store(const AgentConfig& c) {
   return std::make_shared<push::PushStore>(std::move(o));
 }
 
+// The file, then the common flags, then serve's own flags, validated; at
+// start and again on every SIGHUP.
+struct ServeFlags {
+  CommonFlags common;
+  std::string listen, history, remote_write, host_label;
+  bool dcgm = false, push = false;
+
+  Result<AgentConfig> resolve() const {
+    auto config = common.resolve();
+    if (!config) return config.status();
+    const std::pair<const char*, const std::string*> more[] = {
+        {"listen", &listen}, {"history", &history}, {"remote_write.url", &remote_write},
+        {"dcgm_hostname_label", &host_label}};
+    for (const auto& [key, value] : more) {
+      if (value->empty()) continue;
+      if (Status s = set_key(*config, key, *value, find_key(key)->flag); !s) return s;
+    }
+    if (dcgm) config->dcgm_names = true;
+    if (push) config->push.enabled = true;
+    if (auto problems = validate(*config); !problems.empty()) return invalid_argument(problems.front());
+    return config;
+  }
+};
+
+void configure_log(const AgentConfig& c) {
+  log::Options log_options;
+  log::parse_level(c.log.level, log_options.level);
+  log::parse_format(c.log.format, log_options.format);
+  log::configure(log_options);
+}
+
+// SIGHUP: what changed is applied or named; `running` becomes what runs.
+void reload(const ServeFlags& flags, AgentConfig& running, ServeExtras& extras) {
+  const std::string file = running.path.empty() ? "(no config file)" : running.path;
+  auto fresh = flags.resolve();
+  if (!fresh) {
+    log::warn("reload", {{"signal", "SIGHUP"}, {"file", file}, {"result", "kept the running configuration"},
+                         {"reason", fresh.status().message()}});
+    return;
+  }
+  ReloadPlan plan = plan_reload(running, *fresh);
+  if (Status s = extras.apply(plan.next); !s) {
+    log::warn("reload", {{"signal", "SIGHUP"}, {"file", file}, {"result", "kept the running configuration"},
+                         {"reason", s.message()}});
+    return;
+  }
+  if (plan.next.log.level != running.log.level || plan.next.log.format != running.log.format) {
+    configure_log(plan.next);
+  }
+  running = std::move(plan.next);
+  const bool restart = !plan.needs_restart.empty();
+  (restart ? log::warn : log::info)(
+      "reload", {{"signal", "SIGHUP"}, {"file", file},
+                 {"result", plan.applied.empty() ? "nothing to apply" : "applied"},
+                 {"applied", join_keys(plan.applied)},
+                 {"needs_restart", restart ? join_keys(plan.needs_restart) + " (running values kept)" : "none"}});
+}
+
 }  // namespace
 
 int run_serve(int argc, char** argv) {
   CLI::App app{"Run the agent: sample every GPU and the host, serve /metrics and the JSON API.", "gpulens serve"};
-  CommonFlags flags;
-  std::string listen, history, remote_write, prefill;
-  bool dcgm = false, push = false;
-  std::string host_label;
-  flags.add_to(app);
-  app.add_option("--listen", listen, "HOST:PORT to serve on (default 127.0.0.1:9400; 0.0.0.0:9400 for all)");
-  app.add_option("--history", history, "how much history to keep in memory (default 1h)");
-  app.add_flag("--dcgm-names", dcgm, "also export dcgm-exporter's DCGM_FI_* names and labels");
-  app.add_option("--dcgm-hostname-label", host_label,
+  ServeFlags flags;
+  std::string prefill;
+  flags.common.add_to(app);
+  app.add_option("--listen", flags.listen, "HOST:PORT to serve on (default 127.0.0.1:9400; 0.0.0.0:9400 for all)");
+  app.add_option("--history", flags.history, "how much history to keep in memory (default 1h)");
+  app.add_flag("--dcgm-names", flags.dcgm, "also export dcgm-exporter's DCGM_FI_* names and labels");
+  app.add_option("--dcgm-hostname-label", flags.host_label,
                  "host label of DCGM names: Hostname (dcgm-exporter up to 4.5), hostname (newer), none");
-  app.add_option("--remote-write", remote_write,
+  app.add_option("--remote-write", flags.remote_write,
                  "push every sample to this Prometheus remote_write URL (VictoriaMetrics, Mimir, Prometheus)");
   app.add_option("--sim-prefill", prefill,
                  "simulator only: start with this much history (e.g. 1h), computed at once on a virtual clock "
                  "(demos, tests of the web page)");
-  app.add_flag("--push", push,
+  app.add_flag("--push", flags.push,
                "accept pushed allocator telemetry: Pushgateway API on /metrics/job/... and OTLP JSON on /v1/metrics");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
@@ -73,27 +133,7 @@ int run_serve(int argc, char** argv) {
     std::cerr << "gpulens serve: " << config.status().message() << "\n";
     return kExitUsage;
   }
-  const std::pair<const char*, const std::string*> more[] = {
-      {"listen", &listen}, {"history", &history}, {"remote_write.url", &remote_write},
-      {"dcgm_hostname_label", &host_label}};
-  for (const auto& [key, value] : more) {
-    if (value->empty()) continue;
-    if (Status s = set_key(*config, key, *value, find_key(key)->flag); !s) {
-      std::cerr << "gpulens serve: " << s.message() << "\n";
-      return kExitUsage;
-    }
-  }
-  if (dcgm) config->dcgm_names = true;
-  if (push) config->push.enabled = true;
-  if (auto problems = validate(*config); !problems.empty()) {
-    std::cerr << "gpulens serve: " << problems.front() << "\n";
-    return kExitUsage;
-  }
-
-  log::Options log_options;
-  log::parse_level(config->log.level, log_options.level);
-  log::parse_format(config->log.format, log_options.format);
-  log::configure(log_options);
+  configure_log(*config);
   {
     std::string sources;
     for (const auto& n : config->sources) sources += (sources.empty() ? "" : ",") + n;
@@ -167,21 +207,19 @@ int run_serve(int argc, char** argv) {
   for (;;) {
     sigwait(&stop_signals, &sig);
     if (sig != SIGHUP) break;
-    std::string reason;
-    if (config->path.empty()) {
-      reason = "no config file to re-read";
-    } else if (auto fresh = load_config(config->path); !fresh) {
-      reason = fresh.status().message();
-    } else if (auto errors = validate(*fresh); !errors.empty()) {
-      reason = config->path + ": " + errors.front();
-    } else {
-      reason = config->path + " is valid; a changed configuration takes effect on restart";
-    }
-    log::warn("reload", {{"signal", "SIGHUP"}, {"result", "kept the running configuration"}, {"reason", reason}});
+    reload(flags, *config, **extras);
   }
-  log::info("stopping", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}});
+  // Bounded: the listener and the sources stop at once (requests in flight
+  // are cut), remote_write flushes for at most remote_write.flush_timeout.
+  const auto t0 = std::chrono::steady_clock::now();
+  log::info("stopping", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"},
+                         {"bound", format_duration(config->remote_write.url.empty()
+                                                       ? 0
+                                                       : config->remote_write.flush_timeout_ms) + " + 1s"}});
   (*agent)->stop();
   (*extras)->stop();
+  log::info("stopped", {{"took", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                    std::chrono::steady_clock::now() - t0).count()) + "ms"}});
   return kExitOk;
 }
 

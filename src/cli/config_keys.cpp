@@ -184,7 +184,7 @@ std::vector<ConfigKey> agent_keys() {
       key("remote_write.max_backoff", kDuration, FIELD(remote_write.max_backoff_ms), "longest retry delay",
           {.min = 1, .max = 600e3}),
       key("remote_write.flush_timeout", kDuration, FIELD(remote_write.flush_timeout_ms),
-          "on shutdown, how long queued samples are still sent", {.min = 0, .max = 600e3}),
+          "on shutdown, how long queued samples are still sent; then the request in flight is cut", {.min = 0, .max = 600e3}),
       key("push.enabled", kBool, FIELD(push.enabled),
           "accept pushed allocator telemetry (Pushgateway API, OTLP/HTTP JSON) on the listener", {.flag = "--push"}),
       key("push.ttl", kDuration, FIELD(push.ttl_ms), "a push group no push refreshed for this long is dropped",

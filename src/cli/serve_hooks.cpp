@@ -1,4 +1,5 @@
-// Live diagnosis every 15 s over the last 30 min of history; remote_write.
+// Live diagnosis every 15 s over the last 30 min of history; remote_write;
+// what a SIGHUP changes in them.
 #include "cli/serve_hooks.h"
 
 #include <unistd.h>
@@ -29,7 +30,8 @@ class Extras final : public ServeExtras {
   diagnose::Report report(int64_t now_ms) {
     std::lock_guard lock(mu_);
     // Refresh every period, and until the history holds enough to see GPUs.
-    if (now_ms - last_ms_ >= kDiagnoseEveryMs || last_ms_ == 0 || report_.gpu_count == 0) {
+    if (now_ms - last_ms_ >= kDiagnoseEveryMs || last_ms_ == 0 || report_.gpu_count == 0 || rethink_) {
+      rethink_ = false;
       report_ = diagnose::diagnose_live(agent_.registry(), agent_.history(), now_ms, thresholds_, kWindowMs, host());
       accumulate_waste(last_ms_ ? now_ms - last_ms_ : 0);
       log_changes();
@@ -40,7 +42,12 @@ class Extras final : public ServeExtras {
 
   // A diagnosis over another window than the periodic one (?range=), not cached.
   diagnose::Report report_over(int64_t now_ms, int64_t window_ms) {
-    return diagnose::diagnose_live(agent_.registry(), agent_.history(), now_ms, thresholds_, window_ms, host());
+    diagnose::Thresholds t;
+    {
+      std::lock_guard lock(mu_);
+      t = thresholds_;
+    }
+    return diagnose::diagnose_live(agent_.registry(), agent_.history(), now_ms, t, window_ms, host());
   }
 
   void fill_findings(Frame& f) {
@@ -72,11 +79,51 @@ class Extras final : public ServeExtras {
     return h;
   }
 
-  void stop() override {
-    if (writer) writer->stop();
+  Status apply(const AgentConfig& next) override {
+    if (!same_remote_write(next.remote_write, remote_write_)) {
+      std::unique_ptr<RemoteWriter> fresh;
+      if (!next.remote_write.url.empty()) {
+        fresh = std::make_unique<RemoteWriter>(writer_options(next), agent_.registry(), agent_.live());
+        if (Status s = fresh->start(); !s) return s;
+      }
+      std::unique_ptr<RemoteWriter> old;
+      {
+        std::lock_guard lock(writer_mu_);
+        old = std::move(writer_);
+        writer_ = std::move(fresh);
+      }
+      if (old) old->stop();  // outside the lock: scrapes keep reading the new writer's metrics
+      remote_write_ = next.remote_write;
+    }
+    std::lock_guard lock(mu_);
+    thresholds_ = next.diagnose;
+    rethink_ = true;  // the next report is computed with the new thresholds
+    return Status::ok();
   }
 
-  std::unique_ptr<RemoteWriter> writer;
+  Status start_remote_write(const AgentConfig& config) {
+    remote_write_ = config.remote_write;
+    if (config.remote_write.url.empty()) return Status::ok();
+    auto w = std::make_unique<RemoteWriter>(writer_options(config), agent_.registry(), agent_.live());
+    if (Status s = w->start(); !s) return s;
+    std::lock_guard lock(writer_mu_);
+    writer_ = std::move(w);
+    return Status::ok();
+  }
+
+  void fill_remote_write(Frame& f) {
+    std::lock_guard lock(writer_mu_);
+    if (writer_) writer_->fill(f);
+  }
+
+  void stop() override {
+    std::unique_ptr<RemoteWriter> w;
+    {
+      std::lock_guard lock(writer_mu_);
+      w = std::move(writer_);
+    }
+    if (w) w->stop();
+  }
 
  private:
   // GPU-seconds lost since the last diagnosis to each finding that holds
@@ -142,12 +189,38 @@ class Extras final : public ServeExtras {
     for (const auto& [key, _] : now) firing_.insert(key);
   }
 
+  RemoteWriteOptions writer_options(const AgentConfig& config) const {
+    const RemoteWriteConfig& c = config.remote_write;
+    RemoteWriteOptions o;
+    o.url = c.url;
+    o.interval_ms = c.interval_ms > 0 ? c.interval_ms : config.interval_ms;
+    o.external_labels = {{"instance", host()}, {"job", c.job}};
+    o.queue_max_samples = static_cast<size_t>(c.queue_max_samples);
+    o.max_samples_per_send = static_cast<size_t>(c.max_samples_per_send);
+    o.timeout_ms = c.timeout_ms;
+    o.min_backoff_ms = c.min_backoff_ms;
+    o.max_backoff_ms = c.max_backoff_ms;
+    o.flush_timeout_ms = c.flush_timeout_ms;
+    return o;
+  }
+
+  static bool same_remote_write(const RemoteWriteConfig& a, const RemoteWriteConfig& b) {
+    return a.url == b.url && a.interval_ms == b.interval_ms && a.job == b.job &&
+           a.queue_max_samples == b.queue_max_samples && a.max_samples_per_send == b.max_samples_per_send &&
+           a.timeout_ms == b.timeout_ms && a.min_backoff_ms == b.min_backoff_ms &&
+           a.max_backoff_ms == b.max_backoff_ms && a.flush_timeout_ms == b.flush_timeout_ms;
+  }
+
+  std::mutex writer_mu_;                  // guards writer_ (replaced on SIGHUP)
+  std::unique_ptr<RemoteWriter> writer_;  // null: remote_write off
+  RemoteWriteConfig remote_write_;        // what writer_ runs with (signal thread only)
   std::set<std::pair<std::string, std::string>> firing_;  // (gpu, cause) logged as started
   std::map<std::pair<int, std::string>, double> waste_;
   Agent& agent_;
   diagnose::Thresholds thresholds_;
   std::mutex mu_;
   int64_t last_ms_ = 0;
+  bool rethink_ = false;  // thresholds changed: the cached report is out of date
   diagnose::Report report_;
 };
 
@@ -161,22 +234,8 @@ Result<std::unique_ptr<ServeExtras>> add_serve_extras(Agent& agent, const AgentC
     return diagnose::report_json(window_ms == kWindowMs ? e->report(now_ms) : e->report_over(now_ms, window_ms));
   };
 
-  if (!config.remote_write.url.empty()) {
-    RemoteWriteOptions o;
-    o.url = config.remote_write.url;
-    o.interval_ms = config.remote_write.interval_ms > 0 ? config.remote_write.interval_ms : config.interval_ms;
-    o.external_labels = {{"instance", e->host()}, {"job", config.remote_write.job}};
-    o.queue_max_samples = static_cast<size_t>(config.remote_write.queue_max_samples);
-    o.max_samples_per_send = static_cast<size_t>(config.remote_write.max_samples_per_send);
-    o.timeout_ms = config.remote_write.timeout_ms;
-    o.min_backoff_ms = config.remote_write.min_backoff_ms;
-    o.max_backoff_ms = config.remote_write.max_backoff_ms;
-    o.flush_timeout_ms = config.remote_write.flush_timeout_ms;
-    e->writer = std::make_unique<RemoteWriter>(o, agent.registry(), agent.live());
-    if (Status s = e->writer->start(); !s) return s;
-    RemoteWriter* w = e->writer.get();
-    hooks.self_metrics.push_back([w](Frame& f) { w->fill(f); });
-  }
+  if (Status s = e->start_remote_write(config); !s) return s;
+  hooks.self_metrics.push_back([e](Frame& f) { e->fill_remote_write(f); });
   return std::unique_ptr<ServeExtras>(std::move(extras));
 }
 

@@ -15,6 +15,12 @@ namespace gpulens::cli {
 class ServeExtras {
  public:
   virtual ~ServeExtras() = default;
+  // SIGHUP: takes the diagnosis thresholds of `next`, and when its
+  // remote_write section differs from the running one, starts a writer with
+  // the new settings and stops the old one (which flushes for up to its
+  // flush_timeout). An error leaves everything as it was.
+  virtual Status apply(const AgentConfig& next) = 0;
+  // Stops remote_write within its flush_timeout.
   virtual void stop() = 0;
 };
 

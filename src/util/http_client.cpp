@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -61,8 +62,8 @@ Result<ParsedUrl> parse_url(std::string_view url) {
 // Owns a socket fd and one deadline for the whole exchange.
 class Conn {
  public:
-  Conn(std::string what, Clock::time_point deadline, int64_t timeout_ms)
-      : what_(std::move(what)), deadline_(deadline), timeout_ms_(timeout_ms) {}
+  Conn(std::string what, Clock::time_point deadline, int64_t timeout_ms, const HttpCancel* cancel)
+      : what_(std::move(what)), deadline_(deadline), timeout_ms_(timeout_ms), cancel_(cancel) {}
   ~Conn() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -135,18 +136,22 @@ class Conn {
     for (;;) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now()).count();
       if (left <= 0) break;
-      pollfd p{fd_, events, 0};
-      int rc = ::poll(&p, 1, static_cast<int>(left));
+      pollfd p[2] = {{fd_, events, 0}, {cancel_ ? cancel_->fd() : -1, POLLIN, 0}};
+      int rc = ::poll(p, cancel_ ? 2 : 1, static_cast<int>(left));
+      if (rc > 0 && cancel_ && p[1].revents != 0) return cancelled();
       if (rc > 0) return Status::ok();  // errors/hangup surface in the following call
       if (rc < 0 && errno != EINTR) return unavailable(std::string("poll: ") + std::strerror(errno));
     }
     return {Code::kDeadline, "timeout after " + std::to_string(timeout_ms_) + " ms " + doing + " " + what_};
   }
 
+  Status cancelled() const { return {Code::kDeadline, "cancelled while talking to " + what_}; }
+
   int fd_ = -1;
   std::string what_;
   Clock::time_point deadline_;
   int64_t timeout_ms_;
+  const HttpCancel* cancel_;
 };
 
 std::string lower(std::string_view s) {
@@ -215,6 +220,22 @@ Result<bool> dechunk(std::string_view raw, std::string& out, size_t max, const s
 
 }  // namespace
 
+HttpCancel::HttpCancel() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+HttpCancel::~HttpCancel() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void HttpCancel::cancel() {
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(fd_, &one, sizeof one);
+}
+
+bool HttpCancel::cancelled() const {
+  pollfd p{fd_, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
 std::string_view HttpResponse::header(std::string_view name) const {
   for (const auto& [k, v] : headers) {
     if (k.size() == name.size() && lower(name) == k) return v;
@@ -238,7 +259,9 @@ Result<HttpResponse> HttpClient::request(std::string_view method, std::string_vi
   if (!pu) return pu.status();
   const ParsedUrl& u = *pu;
   std::string what = u.authority + u.target.substr(0, u.target.find('?'));
-  Conn conn(what, Clock::now() + std::chrono::milliseconds(options_.timeout_ms), options_.timeout_ms);
+  if (options_.cancel && options_.cancel->cancelled()) return Status(Code::kDeadline, "cancelled: " + what);
+  Conn conn(what, Clock::now() + std::chrono::milliseconds(options_.timeout_ms), options_.timeout_ms,
+            options_.cancel);
   if (Status s = conn.connect(u); !s.is_ok()) return s;
 
   std::string req;

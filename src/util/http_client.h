@@ -31,9 +31,29 @@ struct HttpResponse {
   std::string_view header(std::string_view name) const;       // "" when absent
 };
 
+// Cuts requests short from another thread: every socket wait of a client
+// whose options point here also wakes on cancel(), and the request fails
+// with "cancelled" at once (a shutdown must not wait out a hung server).
+// Once cancelled it stays so. Thread-safety: cancel() and cancelled() from
+// any thread.
+class HttpCancel {
+ public:
+  HttpCancel();
+  ~HttpCancel();
+  HttpCancel(const HttpCancel&) = delete;
+  HttpCancel& operator=(const HttpCancel&) = delete;
+  void cancel();
+  bool cancelled() const;
+  int fd() const { return fd_; }  // readable once cancelled
+
+ private:
+  int fd_ = -1;
+};
+
 struct HttpClientOptions {
   int64_t timeout_ms = 10000;
   size_t max_body_bytes = 512u << 20;
+  const HttpCancel* cancel = nullptr;  // not owned; null: requests run to their timeout
 };
 
 class HttpClient {

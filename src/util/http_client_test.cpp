@@ -170,5 +170,27 @@ TEST(UrlEncode, EscapesReservedBytes) {
   EXPECT_EQ(url_encode("AZaz09-_.~"), "AZaz09-_.~");
 }
 
+TEST(HttpClient, CancelCutsAHungRequestShort) {
+  OneShotServer srv("");  // accepts, reads, never answers
+  HttpCancel cancel;
+  EXPECT_FALSE(cancel.cancelled());
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    cancel.cancel();
+  });
+  // Without the cancel this request would wait out its ten minutes.
+  Result<HttpResponse> r = HttpClient({.timeout_ms = 600'000, .cancel = &cancel}).post(srv.url("/api/v1/write"), "x");
+  canceller.join();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kDeadline);
+  EXPECT_NE(r.status().message().find("cancelled while talking to 127.0.0.1:"), std::string::npos)
+      << r.status().message();
+  EXPECT_TRUE(cancel.cancelled());
+  // It stays cancelled: the next request fails before connecting.
+  Result<HttpResponse> again = HttpClient({.timeout_ms = 600'000, .cancel = &cancel}).get(srv.url("/"));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().message().rfind("cancelled: 127.0.0.1:", 0), 0u) << again.status().message();
+}
+
 }  // namespace
 }  // namespace gpulens

@@ -24,7 +24,7 @@ int64_t unix_ms() {
 class HttpSender final : public RemoteSender {
  public:
   explicit HttpSender(const RemoteWriteOptions& o)
-      : url_(o.url), client_({.timeout_ms = o.timeout_ms, .max_body_bytes = 1u << 20}) {}
+      : url_(o.url), client_({.timeout_ms = o.timeout_ms, .max_body_bytes = 1u << 20, .cancel = &cancel_}) {}
 
   SendResult send(const std::string& body) override {
     static const std::vector<std::pair<std::string, std::string>> kHeaders = {
@@ -44,8 +44,11 @@ class HttpSender final : public RemoteSender {
     return {retry ? SendResult::Outcome::kRetry : SendResult::Outcome::kReject, std::move(error)};
   }
 
+  void cancel() override { cancel_.cancel(); }
+
  private:
   std::string url_;
+  HttpCancel cancel_;
   HttpClient client_;
 };
 
@@ -95,6 +98,8 @@ Status RemoteWriter::start() {
   {
     std::lock_guard lock(mu_);
     stopping_ = false;
+    sender_done_ = false;
+    stopped_ = false;
   }
   sender_thread_ = std::thread([this] { sender_loop(); });
   if (options_.interval_ms > 0) ticker_thread_ = std::thread([this] { ticker_loop(); });
@@ -102,13 +107,38 @@ Status RemoteWriter::start() {
 }
 
 void RemoteWriter::stop() {
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t sent_before = 0;
   {
     std::lock_guard lock(mu_);
+    if (stopped_ || !sender_thread_.joinable()) return;
     stopping_ = true;
+    stop_deadline_ = t0 + std::chrono::milliseconds(options_.flush_timeout_ms);
+    sent_before = stats_.sent;
   }
   cv_.notify_all();
   if (ticker_thread_.joinable()) ticker_thread_.join();
-  if (sender_thread_.joinable()) sender_thread_.join();
+  bool cut = false;
+  {
+    // The sender flushes for flush_timeout_ms; a request still in flight
+    // then (a receiver that accepts and never answers) is cut short.
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_until(lock, stop_deadline_, [&] { return sender_done_; })) {
+      cut = true;
+      lock.unlock();
+      sender_->cancel();
+    }
+  }
+  sender_thread_.join();
+  std::lock_guard lock(mu_);
+  stopped_ = true;
+  const size_t left = queue_.size() + inflight_.size();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  (left == 0 ? log::info : log::warn)(
+      "remote_write_stopped",
+      {{"url", options_.url}, {"flushed_samples", std::to_string(stats_.sent - sent_before)},
+       {"unsent_samples", std::to_string(left)}, {"fate", left == 0 ? "all delivered" : "lost (not persisted)"},
+       {"request_cut", cut ? "yes" : "no"}, {"took", std::to_string(ms.count()) + "ms"}});
 }
 
 void RemoteWriter::enqueue_snapshot(int64_t now_ms) {
@@ -248,19 +278,21 @@ void RemoteWriter::sender_loop() {
       backoff.reset();
     }
   }
-  // Stopping: keep sending for a bounded time while the receiver answers.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.flush_timeout_ms);
+  // Stopping: keep sending until stop()'s deadline while the receiver answers.
+  const auto deadline = stop_deadline_;
   backoff.reset();
   while (!(queue_.empty() && inflight_.empty()) && std::chrono::steady_clock::now() < deadline) {
     lock.unlock();
     SendResult r = send_once();
-    if (r.outcome == SendResult::Outcome::kRetry) {
-      auto left = deadline - std::chrono::steady_clock::now();
-      std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
-          left, std::chrono::milliseconds(backoff.next())));
-    }
     lock.lock();
+    if (r.outcome == SendResult::Outcome::kRetry) {
+      // stop() notifies when it cuts the flush short.
+      cv_.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() +
+                                                  std::chrono::milliseconds(backoff.next())));
+    }
   }
+  sender_done_ = true;
+  cv_.notify_all();
 }
 
 void RemoteWriter::ticker_loop() {

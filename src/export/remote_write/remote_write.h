@@ -25,6 +25,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -77,6 +78,9 @@ class RemoteSender {
  public:
   virtual ~RemoteSender() = default;
   virtual SendResult send(const std::string& body) = 0;
+  // Cuts the send in flight (and every later one) short; called by stop()
+  // from another thread once the flush time is up.
+  virtual void cancel() {}
 };
 std::unique_ptr<RemoteSender> make_http_sender(const RemoteWriteOptions& options);
 
@@ -107,7 +111,10 @@ class RemoteWriter {
   // the snapshot) threads.
   Status start();
   // Stops snapshots, keeps sending for up to flush_timeout_ms while the
-  // receiver accepts, then joins. Idempotent.
+  // receiver accepts, then cuts the request in flight short and joins, so it
+  // returns within flush_timeout_ms (plus a few milliseconds) whatever the
+  // receiver does. Logs what became of the queue (remote_write_stopped:
+  // samples flushed, samples left unsent and lost). Idempotent.
   void stop();
 
   // Queues every present series with a value newer than its last queued one,
@@ -141,6 +148,9 @@ class RemoteWriter {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  bool sender_done_ = false;  // the sender thread has left its loop
+  bool stopped_ = false;      // stop() has run
+  std::chrono::steady_clock::time_point stop_deadline_;  // end of the flush, set by stop()
   std::deque<Entry> queue_;
   std::vector<Entry> inflight_;         // popped batch being sent (sender thread only)
   std::string inflight_body_;           // its encoded body, reused on retry

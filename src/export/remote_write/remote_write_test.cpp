@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <map>
 
 #include "export/remote_write/prompb.h"
@@ -266,6 +267,65 @@ TEST(Backoff, DoublesUpToTheCapAndResets) {
   EXPECT_EQ(b.next(), 300);
   b.reset();
   EXPECT_EQ(b.next(), 50);
+}
+
+// A receiver that accepts and never answers: send() blocks until cancel().
+class HungSender : public RemoteSender {
+ public:
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool cancelled = false;
+    int sends = 0;
+  };
+  explicit HungSender(std::shared_ptr<Shared> s) : s_(std::move(s)) {}
+  SendResult send(const std::string&) override {
+    std::unique_lock lock(s_->mu);
+    ++s_->sends;
+    s_->cv.notify_all();
+    s_->cv.wait(lock, [&] { return s_->cancelled; });
+    return {Outcome::kRetry, "cancelled"};
+  }
+  void cancel() override {
+    std::lock_guard lock(s_->mu);
+    s_->cancelled = true;
+    s_->cv.notify_all();
+  }
+
+ private:
+  std::shared_ptr<Shared> s_;
+};
+
+TEST(RemoteWriter, StopCutsTheRequestInFlightToAHungReceiver) {
+  Fixture fx;
+  auto hung = std::make_shared<HungSender::Shared>();
+  RemoteWriter w({.url = "http://127.0.0.1:1/api/v1/write", .interval_ms = 0, .flush_timeout_ms = 200}, fx.reg,
+                 fx.live, std::make_unique<HungSender>(hung));
+  ASSERT_TRUE(w.start().is_ok());
+  fx.publish(5, 1000, 0);
+  w.enqueue_snapshot(1000);
+  {
+    std::unique_lock lock(hung->mu);
+    hung->cv.wait(lock, [&] { return hung->sends > 0; });  // the batch is in flight
+  }
+  w.stop();  // without the cancel this would never return
+  EXPECT_TRUE(hung->cancelled);
+  RemoteWriteStats s = w.stats();
+  EXPECT_EQ(s.sent, 0u);
+  EXPECT_EQ(s.queued, 5u);  // left unsent, and logged so
+  w.stop();                 // idempotent
+}
+
+TEST(RemoteWriter, StopWithoutFlushTimeCutsAtOnce) {
+  Fixture fx;
+  auto hung = std::make_shared<HungSender::Shared>();
+  RemoteWriter w({.url = "http://127.0.0.1:1/api/v1/write", .interval_ms = 0, .flush_timeout_ms = 0}, fx.reg,
+                 fx.live, std::make_unique<HungSender>(hung));
+  ASSERT_TRUE(w.start().is_ok());
+  fx.publish(1, 1000, 0);
+  w.enqueue_snapshot(1000);
+  w.stop();
+  EXPECT_EQ(w.stats().sent, 0u);
 }
 
 }  // namespace
