@@ -81,7 +81,13 @@ void configure_log(const AgentConfig& c) {
 }
 
 // SIGHUP: what changed is applied or named; `running` becomes what runs.
-void reload(const ServeFlags& flags, AgentConfig& running, ServeExtras& extras) {
+void reload(const ServeFlags& flags, AgentConfig& running, Agent& agent, ServeExtras& extras) {
+  // The web config (TLS, users, headers) is re-read on every SIGHUP; a bad
+  // one keeps the running one.
+  if (Status s = agent.reload_web_config(); !s) {
+    log::warn("reload", {{"signal", "SIGHUP"}, {"part", "web config"}, {"result", "kept the running web config"},
+                         {"reason", s.message()}});
+  }
   const std::string file = running.path.empty() ? "(no config file)" : running.path;
   auto fresh = flags.resolve();
   if (!fresh) {
@@ -207,7 +213,7 @@ int run_serve(int argc, char** argv) {
   for (;;) {
     sigwait(&stop_signals, &sig);
     if (sig != SIGHUP) break;
-    reload(flags, *config, **extras);
+    reload(flags, *config, **agent, **extras);
   }
   // Bounded: the listener and the sources stop at once (requests in flight
   // are cut), remote_write flushes for at most remote_write.flush_timeout.
