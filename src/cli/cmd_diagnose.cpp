@@ -51,6 +51,10 @@ int run_diagnose(int argc, char** argv) {
   app.add_option("--max-samples", limits.max_samples,
                  "with --replay: most samples diagnosis stores, 16 bytes each (default 75000000)")
       ->check(CLI::PositiveNumber);
+  size_t batch_hosts = 64;
+  app.add_option("--batch-hosts", batch_hosts,
+                 "with --prometheus: hosts fetched and diagnosed together; memory grows with this, not with the "
+                 "fleet (default 64; 0: the whole fleet at once)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
   auto usage = [](const std::string& m) {
@@ -60,7 +64,7 @@ int run_diagnose(int argc, char** argv) {
   if (!replay.empty()) {
     // These shape a Prometheus query; a recording is windowed with --window.
     for (const auto* o : {app.get_option("--range"), app.get_option("--end"), app.get_option("--match"),
-                          app.get_option("--step")}) {
+                          app.get_option("--step"), app.get_option("--batch-hosts")}) {
       if (o->count() > 0) return usage(o->get_name() + " applies to --prometheus; with --replay use --window");
     }
   }
@@ -126,14 +130,24 @@ int run_diagnose(int argc, char** argv) {
     }
     q.match = match;
     q.max_series = limits.max_series;
+    q.batch_hosts = batch_hosts;
     diagnose::PrometheusInfo info;
-    set = diagnose::load_prometheus(q, info);
-    if (set && set->hosts.empty()) set = not_found("prometheus " + prometheus + ": no GPU series in the window");
+    // Batch by batch: each batch's signals are diagnosed and dropped before
+    // the next is fetched.
+    Status s = diagnose::stream_prometheus(q, info, [&](diagnose::SignalSet&& batch) {
+      diagnose::merge_report(report, diagnose::diagnose(batch, th));
+      return Status::ok();
+    });
+    if (s && report.hosts.empty()) s = not_found("prometheus " + prometheus + ": no GPU series in the window");
+    if (!s) {
+      std::cerr << "gpulens diagnose: " << s.message() << "\n";
+      return s.code() == Code::kInvalidArgument ? kExitUsage : kExitFailure;
+    }
   }
-  if (agent_url.empty()) {
+  if (!replay.empty()) {
     if (!set) {
       std::cerr << "gpulens diagnose: " << set.status().message() << "\n";
-      return set.status().code() == Code::kInvalidArgument && replay.empty() ? kExitUsage : kExitFailure;
+      return kExitFailure;
     }
     report = diagnose::diagnose(*set, th);
     report.input_warnings = std::move(warnings);

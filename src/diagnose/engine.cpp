@@ -226,6 +226,21 @@ void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Threshol
 
 }  // namespace
 
+void merge_report(Report& into, Report part) {
+  if (into.hosts.empty() && into.gpu_count == 0) {
+    into.from_ms = part.from_ms;
+    into.to_ms = part.to_ms;
+  } else {
+    into.from_ms = std::min(into.from_ms, part.from_ms);
+    into.to_ms = std::max(into.to_ms, part.to_ms);
+  }
+  for (HostReport& h : part.hosts) into.hosts.push_back(std::move(h));
+  for (const auto& [cause, waste] : part.waste_by_cause) into.waste_by_cause[cause] += waste;
+  into.gpu_count += part.gpu_count;
+  into.covered_gpu_seconds += part.covered_gpu_seconds;
+  for (std::string& w : part.input_warnings) into.input_warnings.push_back(std::move(w));
+}
+
 Report diagnose(const SignalSet& set, const Thresholds& th) {
   Report report;
   report.from_ms = set.from_ms;

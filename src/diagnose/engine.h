@@ -130,6 +130,11 @@ struct Report {
 
 Report diagnose(const SignalSet& set, const Thresholds& thresholds);
 
+// Appends the hosts of `part` (a diagnosis of other hosts over the same
+// window, e.g. the next batch of a fleet) to `into` and adds up its totals;
+// the window is the union of both.
+void merge_report(Report& into, Report part);
+
 // The causes in order of investigation (also the order of findings of equal
 // severity); tests and docs iterate it.
 const std::vector<std::string_view>& cause_order();

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <condition_variable>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -22,13 +24,6 @@ namespace {
 struct RawSeries {
   std::vector<std::pair<std::string, std::string>> labels;
   Series points;
-};
-
-struct QueryResult {
-  std::string name;
-  std::vector<RawSeries> series;
-  size_t bytes = 0;
-  Status status;
 };
 
 // The matchers of --match without braces: {a="b"} -> a="b".
@@ -145,27 +140,42 @@ std::vector<std::string> diagnosis_metric_names() {
   return out;
 }
 
-Result<SignalSet> load_prometheus(const PrometheusQuery& q, PrometheusInfo& info) {
-  const std::string base = base_url(q.url);
-  if (!base.starts_with("http://")) return invalid_argument("--prometheus: expected an http:// URL, got \"" + q.url + "\"");
-  HttpClient client({.timeout_ms = q.timeout_ms});
+namespace {
+
+// What every query of one window shares.
+struct Window {
+  std::string base;
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+  std::string range_text;  // &start=..&end=..
+  std::string step_text;
+  std::string extra;       // --match without braces
+  std::vector<std::string> wanted;  // families the server holds, sorted
+};
+
+Result<Window> prepare(const PrometheusQuery& q, const HttpClient& client, PrometheusInfo& info) {
+  Window w;
+  w.base = base_url(q.url);
+  if (!w.base.starts_with("http://")) {
+    return invalid_argument("--prometheus: expected an http:// URL, got \"" + q.url + "\"");
+  }
   if (q.end_ms < 0 || q.end_ms > kMaxTimestampMs || q.range_ms <= 0 || q.range_ms > q.end_ms) {
     return invalid_argument("--end/--range: the window must lie between 1970 and 9999");
   }
-  const int64_t end_ms = q.end_ms;
-  const int64_t start_ms = end_ms - q.range_ms;
+  w.end_ms = q.end_ms;
+  w.start_ms = w.end_ms - q.range_ms;
   const int64_t step_ms = q.step_ms > 0 ? q.step_ms : auto_step_ms(q.range_ms);
   info.step_ms = step_ms;
   if (q.range_ms / step_ms > 11'000) return invalid_argument("--step too small: more than 11000 points per series");
 
   // Which of our families does the server hold in the window?
-  const std::string names_url = base + "/api/v1/label/__name__/values?start=" + std::to_string(start_ms / 1000) +
-                                "&end=" + std::to_string(end_ms / 1000);
+  const std::string names_url = w.base + "/api/v1/label/__name__/values?start=" + std::to_string(w.start_ms / 1000) +
+                                "&end=" + std::to_string(w.end_ms / 1000);
   Result<HttpResponse> names = client.get(names_url);
-  if (!names) return Status(names.status().code(), "prometheus " + base + ": " + names.status().message());
+  if (!names) return Status(names.status().code(), "prometheus " + w.base + ": " + names.status().message());
   if (names->status != 200) {
-    return unavailable("prometheus " + base + ": HTTP " + std::to_string(names->status) + " listing metric names: " +
-                       names->body.substr(0, 200));
+    return unavailable("prometheus " + w.base + ": HTTP " + std::to_string(names->status) +
+                       " listing metric names: " + names->body.substr(0, 200));
   }
   std::set<std::string, std::less<>> present;
   try {
@@ -174,70 +184,254 @@ Result<SignalSet> load_prometheus(const PrometheusQuery& q, PrometheusInfo& info
     simdjson::ondemand::document doc = parser.iterate(body);
     for (std::string_view n : doc["data"].get_array()) present.emplace(n);
   } catch (const simdjson::simdjson_error& e) {
-    return io_error("prometheus " + base + ": malformed name list: " + e.what());
+    return io_error("prometheus " + w.base + ": malformed name list: " + e.what());
   }
-  std::vector<std::string> wanted;
   for (const std::string& n : diagnosis_metric_names()) {
-    if (present.contains(n)) wanted.push_back(n);
+    if (present.contains(n)) w.wanted.push_back(n);
   }
-  if (wanted.empty()) {
-    return not_found("prometheus " + base + ": none of the metrics diagnosis reads (DCGM_FI_*, gpu_*, node_*) "
+  if (w.wanted.empty()) {
+    return not_found("prometheus " + w.base + ": none of the metrics diagnosis reads (DCGM_FI_*, gpu_*, node_*) "
                      "in the window");
   }
-
-  const std::string extra = matchers(q.match);
+  w.extra = matchers(q.match);
   char step_text[32];
   std::snprintf(step_text, sizeof step_text, "%.3f", static_cast<double>(step_ms) / 1000.0);
+  w.step_text = step_text;
   char range_text[64];
-  std::snprintf(range_text, sizeof range_text, "&start=%.3f&end=%.3f", static_cast<double>(start_ms) / 1000.0,
-                static_cast<double>(end_ms) / 1000.0);
-  std::vector<QueryResult> results(wanted.size());
+  std::snprintf(range_text, sizeof range_text, "&start=%.3f&end=%.3f", static_cast<double>(w.start_ms) / 1000.0,
+                static_cast<double>(w.end_ms) / 1000.0);
+  w.range_text = range_text;
+  return w;
+}
+
+// A regular expression matching `s` literally (ASCII punctuation escaped;
+// RE2 and Go's regexp take an escaped punctuation character as itself).
+std::string regex_quote(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x80 && !std::isalnum(u)) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// A PromQL double-quoted string literal's contents.
+std::string promql_quote(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') { out += "\\n"; continue; }
+    out += c;
+  }
+  return out;
+}
+
+bool gpu_family(std::string_view name) { return name.starts_with("gpu_") || name.starts_with("DCGM_FI_"); }
+
+// Runs the range query of every wanted family (`hosts` set: narrowed to
+// those hosts) and adds the answers to `builder` in family order (so the
+// result does not depend on which answer came first) as soon as each one's
+// turn comes: no more than the answers in flight are held at once.
+Status fetch_families(const PrometheusQuery& q, const HttpClient& client, const Window& w,
+                      const std::vector<std::string>* hosts, SignalSetBuilder& builder, PrometheusInfo& info) {
+  const std::set<std::string, std::less<>> keep = hosts ? std::set<std::string, std::less<>>(hosts->begin(), hosts->end())
+                                                        : std::set<std::string, std::less<>>();
+  std::vector<Status> statuses(w.wanted.size());
+  std::mutex mu;  // guards builder, info, series, turn
+  std::condition_variable cv;
+  size_t turn = 0;  // the family whose answer goes into the builder next
+  size_t series = 0;
   std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
   auto worker = [&] {
-    for (size_t i = next++; i < wanted.size(); i = next++) {
-      QueryResult& r = results[i];
-      r.name = wanted[i];
-      const std::string url = base + "/api/v1/query_range?query=" + url_encode(promql(r.name, extra)) + range_text +
-                              "&step=" + step_text;
-      Result<HttpResponse> resp = client.get(url);
+    std::vector<RawSeries> got;
+    std::vector<LabelPair> views;
+    for (size_t i = next++; i < w.wanted.size() && !failed; i = next++) {
+      const std::string& name = w.wanted[i];
+      const std::string query = hosts ? promql_for_hosts(name, w.extra, *hosts) : promql(name, w.extra);
+      // A batch's query is long: sent as a form, which both Prometheus and
+      // VictoriaMetrics accept on the same path.
+      const std::string form = "query=" + url_encode(query) + w.range_text + "&step=" + w.step_text;
+      Result<HttpResponse> resp =
+          hosts ? client.post(w.base + "/api/v1/query_range", form,
+                              {{"Content-Type", "application/x-www-form-urlencoded"}})
+                : client.get(w.base + "/api/v1/query_range?" + form);
+      Status st;
       if (!resp) {
-        r.status = Status(resp.status().code(), "prometheus query " + r.name + ": " + resp.status().message());
+        st = Status(resp.status().code(), "prometheus query " + name + ": " + resp.status().message());
+      } else if (resp->status != 200) {
+        st = unavailable("prometheus query " + name + ": HTTP " + std::to_string(resp->status) + ": " +
+                         resp->body.substr(0, 300));
+      } else {
+        got.clear();
+        st = parse_matrix("prometheus " + w.base + " query " + name, resp->body, got);
+      }
+      std::unique_lock lock(mu);
+      if (!st) {
+        statuses[i] = std::move(st);
+        failed = true;
+        cv.notify_all();
         continue;
       }
-      if (resp->status != 200) {
-        r.status = unavailable("prometheus query " + r.name + ": HTTP " + std::to_string(resp->status) + ": " +
-                               resp->body.substr(0, 300));
+      const size_t bytes = resp->body.size();
+      resp->body = std::string();
+      cv.wait(lock, [&] { return turn == i || failed; });
+      if (failed) continue;
+      ++turn;
+      cv.notify_all();
+      ++info.queries;
+      info.response_bytes += bytes;
+      if (series + got.size() > q.max_series) {
+        statuses[i] = io_error("prometheus " + w.base + ": more than " + std::to_string(q.max_series) +
+                               " series" + (hosts ? " in one batch of hosts" : "") + " (at query " + name +
+                               "; narrow with --match, lower --batch-hosts or raise --max-series)");
+        failed = true;
+        cv.notify_all();
         continue;
       }
-      r.bytes = resp->body.size();
-      r.status = parse_matrix("prometheus " + base + " query " + r.name, resp->body, r.series);
+      for (RawSeries& s : got) {
+        views.clear();
+        for (const auto& [k, v] : s.labels) views.emplace_back(k, v);
+        // A batch's matchers may select more than its hosts (a regular
+        // expression is looser than host_key); each host is read in its own batch.
+        if (hosts && !keep.contains(host_key(views))) continue;
+        ++series;
+        ++info.series;
+        info.points += s.points.size();
+        builder.add(name, views, std::move(s.points));
+      }
     }
   };
   std::vector<std::thread> threads;
-  const int n_threads = std::clamp(q.parallel, 1, static_cast<int>(wanted.size()));
+  const int n_threads = std::clamp(q.parallel, 1, static_cast<int>(w.wanted.size()));
   for (int t = 0; t < n_threads; ++t) threads.emplace_back(worker);
   for (std::thread& t : threads) t.join();
-
-  SignalSetBuilder builder;
-  std::vector<LabelPair> views;
-  for (QueryResult& r : results) {
-    if (!r.status) return r.status;
-    ++info.queries;
-    info.response_bytes += r.bytes;
-    if (info.series + r.series.size() > q.max_series) {
-      return io_error("prometheus " + base + ": more than " + std::to_string(q.max_series) +
-                              " series (at query " + r.name + "; narrow with --match, or raise --max-series)");
-    }
-    for (RawSeries& s : r.series) {
-      views.clear();
-      for (const auto& [k, v] : s.labels) views.emplace_back(k, v);
-      ++info.series;
-      info.points += s.points.size();
-      builder.add(r.name, views, std::move(s.points));
-    }
-    r.series.clear();
+  for (Status& st : statuses) {
+    if (!st) return st;
   }
-  return builder.build(start_ms, end_ms);
+  return Status::ok();
+}
+
+// The host keys with GPU series in the window, sorted: one instant query,
+// aggregated on the server to one answer per distinct host-naming labels.
+Result<std::vector<std::string>> list_gpu_hosts(const HttpClient& client, const Window& w) {
+  std::string names;
+  for (const std::string& n : w.wanted) {
+    if (!gpu_family(n)) continue;
+    names += (names.empty() ? "" : "|") + regex_quote(n);
+  }
+  if (names.empty()) return std::vector<std::string>{};
+  // The window plus the 5 minutes a range query looks back from its start.
+  const int64_t lookback_s = (w.end_ms - w.start_ms) / 1000 + 300;
+  const std::string query = "count by (hostname, Hostname, instance) (last_over_time({__name__=~\"" +
+                            promql_quote(names) + "\"" + (w.extra.empty() ? "" : "," + w.extra) + "}[" +
+                            std::to_string(lookback_s) + "s]))";
+  char time_text[32];
+  std::snprintf(time_text, sizeof time_text, "%.3f", static_cast<double>(w.end_ms) / 1000.0);
+  Result<HttpResponse> resp = client.post(w.base + "/api/v1/query", "query=" + url_encode(query) + "&time=" + time_text,
+                                          {{"Content-Type", "application/x-www-form-urlencoded"}});
+  if (!resp) return Status(resp.status().code(), "prometheus " + w.base + " listing GPU hosts: " + resp.status().message());
+  if (resp->status != 200) {
+    return unavailable("prometheus " + w.base + ": HTTP " + std::to_string(resp->status) + " listing GPU hosts: " +
+                       resp->body.substr(0, 300));
+  }
+  std::set<std::string> hosts;
+  try {
+    simdjson::ondemand::parser parser;
+    simdjson::padded_string body(resp->body);
+    simdjson::ondemand::document doc = parser.iterate(body);
+    std::string_view status = doc["status"].get_string();
+    if (status != "success") return unavailable("prometheus " + w.base + " listing GPU hosts: server says " + std::string(status));
+    simdjson::ondemand::object data = doc["data"].get_object();
+    for (auto field : data) {
+      if (std::string_view(field.unescaped_key()) != "result") continue;
+      std::vector<std::pair<std::string, std::string>> labels;
+      std::vector<LabelPair> views;
+      for (simdjson::ondemand::object r : field.value().get_array()) {
+        labels.clear();
+        for (auto f : r) {
+          if (std::string_view(f.unescaped_key()) != "metric") continue;
+          for (auto l : f.value().get_object()) {
+            labels.emplace_back(std::string(std::string_view(l.unescaped_key())),
+                                std::string(std::string_view(l.value().get_string())));
+          }
+        }
+        views.clear();
+        for (const auto& [k, v] : labels) views.emplace_back(k, v);
+        hosts.insert(host_key(views));
+      }
+    }
+  } catch (const simdjson::simdjson_error& e) {
+    return io_error("prometheus " + w.base + ": malformed answer listing GPU hosts: " + e.what());
+  }
+  return std::vector<std::string>(hosts.begin(), hosts.end());
+}
+
+}  // namespace
+
+std::string promql_for_hosts(std::string_view name, const std::string& extra, const std::vector<std::string>& hosts) {
+  std::string alt;
+  bool empty_key = false;
+  for (const std::string& h : hosts) {
+    if (h.empty()) { empty_key = true; continue; }
+    alt += (alt.empty() ? "" : "|") + regex_quote(h);
+  }
+  const std::string head = "{__name__=\"" + std::string(name) + "\"" + (extra.empty() ? "" : "," + extra);
+  std::vector<std::string> parts;
+  if (!alt.empty()) {
+    // host_key: hostname, else Hostname, else the host part of instance;
+    // case-insensitive, domain stripped (an IP address is kept whole).
+    const std::string named = promql_quote("(?i)(" + alt + ")(\\..*)?");
+    parts.push_back(head + ",hostname=~\"" + named + "\"}");
+    parts.push_back(head + ",hostname=\"\",Hostname=~\"" + named + "\"}");
+    parts.push_back(head + ",hostname=\"\",Hostname=\"\",instance=~\"" +
+                    promql_quote("(?i)\\[?(" + alt + ")\\]?([.:].*)?") + "\"}");
+  }
+  if (empty_key) parts.push_back(head + ",hostname=\"\",Hostname=\"\",instance=\"\"}");
+  std::string sel;
+  for (const std::string& p : parts) sel += (sel.empty() ? "" : " or ") + p;
+  if (name == "node_cpu_seconds_total" || name == "host_cpu_seconds_total") return "sum without (cpu) (" + sel + ")";
+  return sel;
+}
+
+Result<SignalSet> load_prometheus(const PrometheusQuery& q, PrometheusInfo& info) {
+  HttpClient client({.timeout_ms = q.timeout_ms});
+  Result<Window> w = prepare(q, client, info);
+  if (!w) return w.status();
+  SignalSetBuilder builder;
+  if (Status s = fetch_families(q, client, *w, nullptr, builder, info); !s) return s;
+  return builder.build(w->start_ms, w->end_ms);
+}
+
+Status stream_prometheus(const PrometheusQuery& q, PrometheusInfo& info, const BatchSink& sink) {
+  HttpClient client({.timeout_ms = q.timeout_ms});
+  Result<Window> w = prepare(q, client, info);
+  if (!w) return w.status();
+  std::vector<std::string> hosts;
+  if (q.batch_hosts > 0) {
+    Result<std::vector<std::string>> listed = list_gpu_hosts(client, *w);
+    if (!listed) return listed.status();
+    hosts = std::move(*listed);
+    info.hosts = hosts.size();
+  }
+  if (q.batch_hosts == 0 || hosts.size() <= q.batch_hosts) {
+    // One pass, no host matchers: a recording of one node whose exporters
+    // name it differently still joins (mapping.h).
+    SignalSetBuilder builder;
+    if (Status s = fetch_families(q, client, *w, nullptr, builder, info); !s) return s;
+    ++info.batches;
+    return sink(builder.build(w->start_ms, w->end_ms));
+  }
+  for (size_t at = 0; at < hosts.size(); at += q.batch_hosts) {
+    const std::vector<std::string> batch(hosts.begin() + static_cast<std::ptrdiff_t>(at),
+                                         hosts.begin() + static_cast<std::ptrdiff_t>(std::min(hosts.size(), at + q.batch_hosts)));
+    SignalSetBuilder builder;
+    if (Status s = fetch_families(q, client, *w, &batch, builder, info); !s) return s;
+    ++info.batches;
+    if (Status s = sink(builder.build(w->start_ms, w->end_ms)); !s) return s;
+  }
+  return Status::ok();
 }
 
 }  // namespace gpulens::diagnose

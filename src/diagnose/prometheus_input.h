@@ -9,14 +9,27 @@
 // step keeps every series at most 11000 points (the server's limit) and is
 // never finer than 15 s unless asked.
 //
+// A fleet is streamed: one instant query lists the hosts that have GPU
+// series in the window (count by hostname, Hostname, instance), then the
+// hosts are fetched `batch_hosts` at a time, each family's query narrowed
+// to the batch's hosts by label matchers on the same labels that join
+// series to hosts (mapping.h host_key), and each batch is handed over as
+// its own SignalSet. Memory is bounded by one batch, not by the fleet. A
+// fleet no larger than one batch is read in one pass without host matchers.
+//
 //   PrometheusQuery q{.url = "http://prom:9090", .range_ms = 1'800'000};
 //   PrometheusInfo info;
-//   Result<SignalSet> set = load_prometheus(q, info);
+//   Status s = stream_prometheus(q, info, [&](SignalSet&& batch) {
+//     merge_report(report, diagnose(batch, th));
+//     return Status::ok();
+//   });
 //
-// Thread-safety: free function; uses its own worker threads.
+// Thread-safety: free functions; they use their own worker threads and call
+// the sink from the calling thread, one batch at a time.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,7 +46,8 @@ struct PrometheusQuery {
   int64_t step_ms = 0;        // 0: automatic
   int parallel = 8;
   int64_t timeout_ms = 30'000;
-  size_t max_series = 100'000;  // all queries together; more is an error
+  size_t max_series = 100'000;  // all queries of one batch together; more is an error
+  size_t batch_hosts = 64;      // hosts fetched and diagnosed together; 0: the whole fleet at once
 };
 
 struct PrometheusInfo {
@@ -42,9 +56,23 @@ struct PrometheusInfo {
   size_t points = 0;
   int64_t step_ms = 0;
   size_t response_bytes = 0;
+  size_t hosts = 0;    // GPU hosts listed in the window (0: not listed, one pass)
+  size_t batches = 0;
 };
 
+// The whole window as one SignalSet (no batching).
 Result<SignalSet> load_prometheus(const PrometheusQuery& q, PrometheusInfo& info);
+
+// The window batch by batch; an error from the sink stops the stream and is
+// returned. Batches come in host order.
+using BatchSink = std::function<Status(SignalSet&&)>;
+Status stream_prometheus(const PrometheusQuery& q, PrometheusInfo& info, const BatchSink& sink);
+
+// The PromQL of one family narrowed to `hosts` (host keys as host_key()
+// gives them): a union over the labels that name a host, in host_key's
+// order of precedence, so that each series is selected by the label that
+// decides its host. Exposed for tests.
+std::string promql_for_hosts(std::string_view name, const std::string& extra, const std::vector<std::string>& hosts);
 
 // The automatic step for a range: ceil(range / 11000) but at least 15 s.
 int64_t auto_step_ms(int64_t range_ms);

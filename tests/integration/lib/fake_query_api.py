@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """A stand-in for a Prometheus query API that answers what a test asks for.
 
-Serves /api/v1/label/__name__/values (always DCGM_FI_DEV_GPU_UTIL) and
-/api/v1/query_range with the answer named by MODE:
+Serves /api/v1/label/__name__/values (always DCGM_FI_DEV_GPU_UTIL), the
+instant query /api/v1/query (GET or POST; always one host, n1: how
+`diagnose --prometheus` lists a fleet's GPU hosts) and /api/v1/query_range
+with the answer named by MODE:
   matrix   a well-formed matrix, two samples
   vector   a vector answer (as /api/v1/query gives) where a matrix was asked
   ts:X     a matrix whose second sample has the timestamp text X (1e300, -5, ...)
@@ -24,8 +26,15 @@ def matrix(ts2):
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.do_GET()
+
     def do_GET(self):
-        if self.path.startswith("/api/v1/label/__name__/values"):
+        if self.path.startswith("/api/v1/query?") or self.path == "/api/v1/query":
+            body = ('{"status":"success","data":{"resultType":"vector","result":[{"metric":'
+                    '{"Hostname":"n1"},"value":[1764410400,"1"]}]}}')
+        elif self.path.startswith("/api/v1/label/__name__/values"):
             body = json.dumps({"status": "success", "data": ["DCGM_FI_DEV_GPU_UTIL"]})
         elif self.path.startswith("/api/v1/query_range"):
             if MODE == "vector":
