@@ -16,6 +16,7 @@
 #include "cli/agent_findings.h"
 #include "cli/command.h"
 #include "cli/setup.h"
+#include "cli/snapshot_processes.h"
 #include "sources/sim/scenario.h"
 #include "util/duration.h"
 #include "util/http_client.h"
@@ -252,6 +253,7 @@ int run_snapshot(int argc, char** argv) {
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
   std::string json, note;
+  std::string proc_root = "/proc";  // where the GPU processes' user and command are read
   std::unique_ptr<Agent> local;  // kept for the findings under the table
   int64_t last_ms = 0;            // its last sample's time
   diagnose::Thresholds thresholds;
@@ -278,6 +280,11 @@ int run_snapshot(int argc, char** argv) {
       return kExitFailure;
     }
     json = std::move(r->body);
+    // Another host's processes are not in this /proc.
+    std::string host = base.substr(7);  // after http://
+    host = host.substr(0, host.find('/'));
+    host = host.starts_with("[") ? host.substr(0, host.find(']') + 1) : host.substr(0, host.find(':'));
+    if (host != "127.0.0.1" && host != "localhost" && host != "[::1]") proc_root.clear();
   } else {
     auto config = flags.resolve();
     if (!config) {
@@ -318,12 +325,15 @@ int run_snapshot(int argc, char** argv) {
     local = std::move(*agent);
     last_ms = std::max(last_ms, wall_ms());
     thresholds = config->diagnose;
+    proc_root = config->source.nvml.proc_root;
   }
   if (format == "json") {
     std::cout << json;
     return kExitOk;
   }
+  print_snapshot_header(json, std::cout);
   const int rc = print_table(json, isatty(STDOUT_FILENO), note);
+  if (rc == kExitOk) print_snapshot_processes(json, proc_root, std::cout);
   if (rc == kExitOk) print_snapshot_findings(url, local.get(), last_ms, thresholds, isatty(STDOUT_FILENO), std::cout);
   return rc;
 }

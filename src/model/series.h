@@ -38,6 +38,7 @@ struct GpuIdentity {
   std::string serial;
   std::string driver;       // driver version (DCGM_FI_DRIVER_VERSION)
   int minor = -1;           // device minor number (/dev/nvidia<minor>); -1: use the index
+  std::string cuda;         // CUDA version the driver supports ("12.4"); "" unknown
 };
 
 // The pod a GPU is assigned to (dcgm-exporter's container/namespace/pod).

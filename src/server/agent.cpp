@@ -214,6 +214,7 @@ Status Agent::reload_web_config() { return Status::ok(); }
 std::string Agent::current_json(int only_gpu) {
   std::string out;
   out.reserve(1 << 16);
+  const std::string host = registry_.hostname();  // takes the registry lock itself
   std::scoped_lock lock(registry_.mutex(), live_.mutex());
   const int gpus = registry_.gpu_count();
   // Per entity: "name{extra}": value
@@ -234,6 +235,20 @@ std::string Agent::current_json(int only_gpu) {
   }
   out += "{\"time\":";
   append_json_string(out, std::to_string(wall_ms() / 1000));
+  // The host line of `gpulens snapshot`: the driver of the first GPU that names one.
+  std::string driver, cuda;
+  for (int g = 0; g < gpus; ++g) {
+    const GpuIdentity* id = registry_.gpu(g);
+    if (id != nullptr && driver.empty()) driver = id->driver;
+    if (id != nullptr && cuda.empty()) cuda = id->cuda;
+  }
+  out += ",\"host\":{\"name\":";
+  append_json_string(out, host);
+  out += ",\"driver\":";
+  append_json_string(out, driver);
+  out += ",\"cuda\":";
+  append_json_string(out, cuda);
+  out += '}';
   out += ",\"simulated\":";
   out += simulated() ? "true" : "false";
   out += ",\"sources\":[";

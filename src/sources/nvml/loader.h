@@ -35,6 +35,8 @@ namespace gpulens {
   X(get_name, nvmlReturn_t(nvmlDevice_t, char*, unsigned), true, "nvmlDeviceGetName")                  \
   X(get_uuid, nvmlReturn_t(nvmlDevice_t, char*, unsigned), true, "nvmlDeviceGetUUID")                  \
   X(get_driver_version, nvmlReturn_t(char*, unsigned), false, "nvmlSystemGetDriverVersion")            \
+  X(get_cuda_driver_version, nvmlReturn_t(int*), false, "nvmlSystemGetCudaDriverVersion_v2",           \
+    "nvmlSystemGetCudaDriverVersion")                                                                  \
   X(get_serial, nvmlReturn_t(nvmlDevice_t, char*, unsigned), false, "nvmlDeviceGetSerial")             \
   X(get_pci_info, nvmlReturn_t(nvmlDevice_t, nvmlPciInfo_t*), false, "nvmlDeviceGetPciInfo_v3")        \
   X(get_architecture, nvmlReturn_t(nvmlDevice_t, unsigned*), false, "nvmlDeviceGetArchitecture")       \

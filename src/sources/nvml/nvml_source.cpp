@@ -145,6 +145,11 @@ Status NvmlSource::open(SeriesRegistry& registry) {
   if (count == 0) return not_applicable("NVIDIA driver loaded but no GPU found");
   char driver[96] = {};
   if (api.get_driver_version == nullptr || api.get_driver_version(driver, sizeof driver) != NVML_SUCCESS) driver[0] = 0;
+  // 1000 * major + 10 * minor, e.g. 12040 -> "12.4".
+  std::string cuda;
+  if (int v = 0; api.get_cuda_driver_version != nullptr && api.get_cuda_driver_version(&v) == NVML_SUCCESS && v > 0) {
+    cuda = std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+  }
 
   std::unique_ptr<PcieCalibration> cal;
   if (!options_.calibration_file.empty()) {
@@ -166,7 +171,7 @@ Status NvmlSource::open(SeriesRegistry& registry) {
                    "the agent privileged (securityContext.privileged: true, or as root) to enable them");
     }
     registry.set_gpu(g.index, {.uuid = g.uuid, .name = g.name, .pci_bus_id = g.pci_bus_id, .serial = g.serial,
-                               .driver = driver, .minor = g.minor});
+                               .driver = driver, .minor = g.minor, .cuda = cuda});
   }
   if (core->gpus.empty()) return unavailable("no usable GPU: every GPU failed to open");
   open_topology(api, core->gpus, options_.sys_root);

@@ -215,6 +215,13 @@ FAKE_API nvmlReturn_t nvmlSystemGetDriverVersion(char* buf, unsigned len) {
   return copy_string(state().script.driver, buf, len);
 }
 
+FAKE_API nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) {
+  if (version == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (state().script.cuda == 0) return 12;  // NVML_ERROR_LIBRARY_NOT_FOUND: no libcuda.so.1
+  *version = state().script.cuda;
+  return NVML_SUCCESS;
+}
+
 FAKE_API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t dev, char* buf, unsigned len) {
   if (const MigDevice* m = mig_of(dev)) {
     return copy_string(state().script.gpus[m->parent].name + " MIG " + m->profile, buf, len);

@@ -53,6 +53,8 @@ bool parse_script(const std::string& text, Script& out, std::string& error) {
       if (out.init_error < 0) return fail("unknown error " + t[1]);
     } else if (d == "driver" && t.size() == 2) {
       out.driver = t[1];
+    } else if (d == "cuda" && t.size() == 2) {
+      out.cuda = std::atoi(t[1].c_str());
     } else if (d == "gpu" && t.size() >= 2) {
       if (std::atoi(t[1].c_str()) != static_cast<int>(out.gpus.size())) return fail("gpus must be numbered 0, 1, ...");
       Gpu g;

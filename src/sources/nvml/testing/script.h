@@ -17,6 +17,7 @@
 //   nvlink 0 link=0 peer=1              # link 0 of GPU 0 is up, to GPU 1
 //   xid 0 79                            # delivered by the event API
 //   init DRIVER_NOT_LOADED              # nvmlInit_v2 fails
+//   cuda 12040                          # CUDA driver version (0: no libcuda)
 //   mig 0 mode=on pending=on            # MIG mode (absent: MIG not supported)
 //   instance 0 gi=7 ci=0 profile=1g.10gb mem=10737418240 used=1048576
 //   process 0 pid=4243 mem=1048576 gi=7 ci=0   # runs in that MIG instance
@@ -84,6 +85,7 @@ struct Script {
   int init_error = 0;
   std::vector<Gpu> gpus;
   std::string driver = "550.54.15";
+  int cuda = 12040;  // nvmlSystemGetCudaDriverVersion_v2; 0: LIBRARY_NOT_FOUND (no libcuda)
 };
 
 // Parses `text`; on error returns false and sets `error` to "line N: why".

@@ -1,0 +1,156 @@
+// Host line and process table of `gpulens snapshot`; see snapshot_processes.h.
+#include "cli/snapshot_processes.h"
+
+#include <pwd.h>
+#include <simdjson.h>
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "model/series.h"
+
+namespace gpulens::cli {
+namespace {
+
+constexpr size_t kCommandWidth = 60;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return in ? std::string(std::istreambuf_iterator<char>(in), {}) : std::string();
+}
+
+std::string or_dash(std::string_view s) { return s.empty() ? "-" : std::string(s); }
+
+std::string bytes_text(double b) {
+  char buf[32];
+  if (b >= double(1ULL << 30)) std::snprintf(buf, sizeof buf, "%.1f GiB", b / double(1ULL << 30));
+  else std::snprintf(buf, sizeof buf, "%.0f MiB", b / double(1ULL << 20));
+  return buf;
+}
+
+struct Row {
+  std::string gpu, gi, ci, pid, pod;
+  double mem = -1, sm = -1;
+};
+
+}  // namespace
+
+ProcessInfo read_process_info(const std::string& proc_root, unsigned pid) {
+  ProcessInfo info;
+  if (proc_root.empty()) return info;
+  const std::string dir = proc_root + "/" + std::to_string(pid);
+  std::istringstream status(read_file(dir + "/status"));
+  for (std::string line; std::getline(status, line);) {
+    if (!line.starts_with("Uid:")) continue;
+    unsigned long uid = 0;
+    if (std::sscanf(line.c_str() + 4, "%lu", &uid) != 1) break;
+    info.user = std::to_string(uid);
+    passwd pw{}, *found = nullptr;
+    char buf[1024];
+    if (getpwuid_r(static_cast<uid_t>(uid), &pw, buf, sizeof buf, &found) == 0 && found != nullptr) info.user = pw.pw_name;
+    break;
+  }
+  std::string cmd = read_file(dir + "/cmdline");
+  while (!cmd.empty() && cmd.back() == '\0') cmd.pop_back();
+  for (char& c : cmd) {
+    if (c == '\0' || c == '\n' || c == '\t') c = ' ';
+  }
+  if (cmd.empty()) {
+    std::string comm = read_file(dir + "/comm");
+    while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+    if (!comm.empty()) cmd = "[" + comm + "]";  // a kernel thread or a zombie: no cmdline
+  }
+  if (cmd.size() > kCommandWidth) cmd = cmd.substr(0, kCommandWidth - 3) + "...";
+  if (!cmd.empty()) info.command = cmd;
+  return info;
+}
+
+void print_snapshot_header(const std::string& json, std::ostream& out) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(json).get(doc)) return;
+  std::string_view host, driver, cuda, time;
+  if (doc["host"]["name"].get_string().get(host)) host = {};
+  if (doc["host"]["driver"].get_string().get(driver)) driver = {};
+  if (doc["host"]["cuda"].get_string().get(cuda)) cuda = {};
+  if (doc["time"].get_string().get(time)) time = {};
+  std::string when = "-";
+  if (!time.empty()) {
+    const std::time_t t = static_cast<std::time_t>(std::strtoll(std::string(time).c_str(), nullptr, 10));
+    std::tm tm{};
+    char buf[32];
+    if (gmtime_r(&t, &tm) != nullptr && std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm) > 0) when = buf;
+  }
+  out << "host " << or_dash(host) << "   driver " << or_dash(driver) << "   CUDA " << or_dash(cuda) << "   " << when
+      << "\n";
+}
+
+void print_snapshot_processes(const std::string& json, const std::string& proc_root, std::ostream& out) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(json).get(doc)) return;
+  bool simulated = false;
+  if (doc["simulated"].get_bool().get(simulated)) simulated = false;
+  const std::string root = simulated ? std::string() : proc_root;  // simulated pids are no one's
+  simdjson::dom::array gpus;
+  if (doc["gpus"].get_array().get(gpus)) return;
+  const std::string_view kMem = "gpu_process_memory_used_bytes{", kSm = "gpu_process_sm_util_ratio{";
+  std::vector<Row> rows;
+  bool mig = false;
+  for (auto g : gpus) {
+    std::string_view index;
+    if (g["gpu"].get_string().get(index)) continue;
+    simdjson::dom::object fields;
+    if (g["fields"].get_object().get(fields)) continue;
+    // The SM share of a process has the same labels as its memory.
+    std::map<std::string, double, std::less<>> sm;
+    for (auto kv : fields) {
+      double v = 0;
+      if (!kv.value.get_double().get(v) && kv.key.starts_with(kSm)) sm.emplace(kv.key.substr(kSm.size()), v);
+    }
+    for (auto kv : fields) {
+      double v = 0;
+      if (kv.value.get_double().get(v) || !kv.key.starts_with(kMem)) continue;
+      const std::string_view labels = kv.key.substr(kMem.size());  // ends with '}'
+      const std::string extra(labels.substr(0, labels.size() - 1));
+      Row r;
+      r.gpu = index;
+      r.pid = label_value(extra, "pid");
+      r.gi = label_value(extra, "gpu_instance_id");
+      r.ci = label_value(extra, "compute_instance_id");
+      mig |= !r.gi.empty();
+      const std::string ns = label_value(extra, "namespace"), pod = label_value(extra, "pod"),
+                        container = label_value(extra, "container");
+      if (!pod.empty()) r.pod = (ns.empty() ? "" : ns + "/") + pod + (container.empty() ? "" : "/" + container);
+      r.mem = v;
+      if (auto it = sm.find(labels); it != sm.end()) r.sm = it->second;
+      rows.push_back(std::move(r));
+    }
+  }
+  if (rows.empty()) {
+    out << "PROCESSES: none on any GPU\n";
+    return;
+  }
+  char line[512];
+  out << "PROCESSES\n";
+  std::snprintf(line, sizeof line, "%-4s%s %-8s %-12s %9s %4s  %-32s %s\n", "GPU", mig ? " GI  CI " : "", "PID", "USER",
+                "MEMORY", "SM", "NAMESPACE/POD/CONTAINER", "COMMAND");
+  out << line;
+  for (const Row& r : rows) {
+    const ProcessInfo info = read_process_info(root, static_cast<unsigned>(std::strtoul(r.pid.c_str(), nullptr, 10)));
+    char sm[16] = "  -";
+    if (r.sm >= 0) std::snprintf(sm, sizeof sm, "%3.0f%%", r.sm * 100);
+    char inst[16] = "";
+    if (mig) std::snprintf(inst, sizeof inst, " %-3s %-3s", or_dash(r.gi).c_str(), or_dash(r.ci).c_str());
+    std::snprintf(line, sizeof line, "%-4s%s %-8s %-12s %9s %4s  %-32s %s\n", r.gpu.c_str(), inst, r.pid.c_str(),
+                  info.user.c_str(), bytes_text(r.mem).c_str(), sm, or_dash(r.pod).c_str(), info.command.c_str());
+    out << line;
+  }
+}
+
+}  // namespace gpulens::cli
