@@ -133,7 +133,7 @@ void print_snapshot_processes(const std::string& json, const std::string& proc_r
     }
   }
   if (rows.empty()) {
-    out << "PROCESSES: none on any GPU\n";
+    out << "PROCESSES: the driver lists none on any GPU\n";
     return;
   }
   char line[512];

@@ -50,6 +50,6 @@ head -1 out.txt | grep -q "   CUDA -   " || fail "CUDA without libcuda: $(head -
 
 # Simulated GPUs have no processes (and no pid of this host is read).
 "$GPULENS" snapshot --source sim > sim.txt 2> /dev/null
-grep -q '^PROCESSES: none on any GPU$' sim.txt || fail "sim: $(cat sim.txt)"
+grep -q '^PROCESSES: the driver lists none on any GPU$' sim.txt || fail "sim: $(cat sim.txt)"
 head -1 sim.txt | grep -q "^host .*   driver simulated   CUDA -   " || fail "sim host line: $(head -1 sim.txt)"
 echo "snapshot processes and host line OK"
