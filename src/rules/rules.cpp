@@ -261,15 +261,20 @@ std::vector<Rule> alerting_rules(const RuleOptions& o, const Vocabulary& v) {
                 "and on (instance, gpu, UUID)\nDCGM_FI_DEV_GPU_UTIL > " +
                 promql_number(busy * 100);
   } else {
-    link_expr = "(\n  gpu_pcie_link_generation / gpu_pcie_link_generation_max < 1\n  or\n"
-                "  gpu_pcie_link_width / gpu_pcie_link_width_max < 1\n)\nand\ngpu_utilization_ratio > " +
+    // The link `gpulens calibrate` measured the peak on is the baseline
+    // where the agent has a calibration file; the link's maximum otherwise
+    // (`or` keeps the calibrated series and adds the maximum of GPUs without).
+    link_expr = "(\n  gpu_pcie_link_generation\n  / (gpu_pcie_link_generation_calibrated or gpu_pcie_link_generation_max) < 1\n"
+                "  or\n  gpu_pcie_link_width\n  / (gpu_pcie_link_width_calibrated or gpu_pcie_link_width_max) < 1\n)\n"
+                "and\ngpu_utilization_ratio > " +
                 promql_number(busy);
   }
+  const std::string baseline = v.dcgm ? "maximum" : "calibrated (else maximum)";
   r.push_back(alert(o, "GPUPCIeLinkDegraded", "warning", link_expr, link_for,
-                    v.short_who + ": PCIe link below its maximum generation or width",
-                    v.who + " has trained its PCIe link at {{ $value | humanizePercentage }} of its maximum "
-                            "generation or width while busy (utilisation above " +
-                        pct(busy) + ") for more than " + dur(link_for) + "; reseat or check the slot and riser."));
+                    v.short_who + ": PCIe link below its " + baseline + " generation or width",
+                    v.who + " has trained its PCIe link at {{ $value | humanizePercentage }} of its " + baseline +
+                        " generation or width while busy (utilisation above " + pct(busy) + ") for more than " +
+                        dur(link_for) + "; reseat or check the slot and riser."));
 
   const int64_t lost_for = o.duration_ms("gpu_lost.for");
   if (v.dcgm) {
