@@ -1,0 +1,65 @@
+"""gpulens_client with the real PyTorch this machine has (Debian's
+python3-torch is a CPU build: CUDA is unavailable, so what runs here is the
+import, the calls the client makes on a torch without CUDA, and the runner;
+the CUDA readings are covered by the stand-in in test_client.py).
+
+Each check runs in a fresh interpreter so the stand-in cannot shadow torch.
+Skipped (exit 77 under CTest) when torch is not installed."""
+
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def run(code, env=None):
+    e = dict(os.environ, PYTHONPATH=ROOT)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True, timeout=120)
+
+
+def have_torch():
+    return run("import torch").returncode == 0
+
+
+@unittest.skipUnless(have_torch(), "PyTorch is not installed (Debian: python3-torch)")
+class RealTorch(unittest.TestCase):
+    def test_client_runs_against_real_torch_without_cuda(self):
+        r = run("""
+import torch, gpulens_client
+from gpulens_client import stats
+assert not torch.cuda.is_available()
+c = gpulens_client.Client("http://127.0.0.1:1", torch_module=torch)
+assert c.collect() == [], "nothing to read without CUDA"
+assert c.push_once() is True and c.errors == 0, c.last_error
+assert stats.device_values(torch.cuda.memory_stats(0)) == {}
+assert hasattr(torch.cuda.memory, "_snapshot")
+print(torch.__version__)
+""")
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_runner_starts_the_client_in_an_unchanged_program(self):
+        r = subprocess.run([sys.executable, "-m", "gpulens_client", "--url", "http://127.0.0.1:1", "--interval",
+                            "0.1", "--", sys.executable, "-c",
+                            "import sys, time, torch, gpulens_client; time.sleep(0.3); "
+                            "c = gpulens_client._client; assert c is not None and c._thread.is_alive(); "
+                            "print('started', c.url, c.interval); sys.exit(3)"],
+                           env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 3, r.stderr)  # the program's own status
+        self.assertIn("started http://127.0.0.1:1 0.1", r.stdout)
+
+    def test_runner_needs_a_command(self):
+        r = subprocess.run([sys.executable, "-m", "gpulens_client", "--url", "x"], env=dict(os.environ, PYTHONPATH=ROOT),
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("give the program after --", r.stderr)
+
+
+if __name__ == "__main__":
+    if not have_torch():
+        print("SKIP: PyTorch is not installed (Debian: python3-torch)")
+        sys.exit(77)
+    unittest.main()

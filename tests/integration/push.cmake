@@ -1,0 +1,10 @@
+# The push path's clients: the Python client's unit tests (PyTorch stand-in),
+# its tests against Debian's real (CPU) PyTorch, and the client against a live
+# agent and a real Pushgateway scraped by Prometheus.
+add_test(NAME python_client_unit
+         COMMAND /usr/bin/python3 -m unittest discover -s ${PROJECT_SOURCE_DIR}/clients/python/tests -p test_client.py)
+add_test(NAME python_client_real_torch
+         COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/clients/python/tests/test_real_torch.py)
+set_tests_properties(python_client_unit python_client_real_torch PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
+add_test(NAME python_client COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/python_client_test.sh $<TARGET_FILE:gpulens>)
+set_tests_properties(python_client PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 120)
