@@ -1,9 +1,12 @@
 // gpulens-nvml-probe: opens the NVML source on this machine and prints, once
 // per interval, every value of every GPU as "<metric>{<labels>} <value>"
-// lines, followed by "# collection_us <n>" (the cost of that collection).
-// Used by tools/device-check.sh on real hardware; needs no agent.
+// lines, followed by "# collection_us <n>" (the cost of that collection);
+// "# gpus <n>" first. Used by tools/device-check.sh on real hardware; needs
+// no agent. An empty library means the driver's; calibration names a file
+// written by `gpulens calibrate`; slow_interval_ms is
+// source.nvml.slow_interval (0: every field every collection).
 //
-//   gpulens-nvml-probe [seconds=5] [interval_ms=1000] [library]
+//   gpulens-nvml-probe [seconds=5] [interval_ms=1000] [library] [calibration] [slow_interval_ms=10000]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,13 +19,16 @@ int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 5;
   const int interval = argc > 2 ? std::atoi(argv[2]) : 1000;
   NvmlOptions o;
-  if (argc > 3) o.library = argv[3];
+  if (argc > 3 && argv[3][0] != '\0') o.library = argv[3];
+  if (argc > 4) o.calibration_file = argv[4];
+  if (argc > 5) o.slow_interval_ms = std::atoll(argv[5]);
   NvmlSource src(o);
   SeriesRegistry reg;
   if (Status s = src.open(reg); !s) {
     std::fprintf(stderr, "nvml: %s\n", s.message().c_str());
     return 1;
   }
+  std::printf("# gpus %d\n", reg.gpu_count());
   Frame frame(reg);
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(seconds * 1000));
   while (std::chrono::steady_clock::now() < end) {
