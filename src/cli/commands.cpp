@@ -22,12 +22,15 @@ int run_trace(int argc, char** argv);
 int run_rules(int argc, char** argv);
 int run_diagnose(int argc, char** argv);
 int run_calibrate(int argc, char** argv);
+int run_top(int argc, char** argv);
 
 namespace {
 // One line per subcommand, in the order `gpulens --help` lists them.
 constexpr std::array kCommands{
     Command{"serve", "run the agent: sample GPUs and host, serve /metrics and the JSON API", run_serve},
     Command{"snapshot", "show every GPU through compute, memory, IO and health, once", run_snapshot},
+    Command{"top", "the overview live in the terminal: per-GPU layers, history, findings, processes (like nvitop)",
+            run_top},
     Command{"record", "record the agent's series to an OpenMetrics file", run_record},
     Command{"check-config", "validate a YAML config file", run_check_config},
     Command{"catalog", "print every metric: name, type, layer, dcgm-exporter name, meaning", run_catalog},

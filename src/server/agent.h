@@ -97,6 +97,9 @@ class Agent {
   // keeps that GPU alone.
   std::string current_json(int only_gpu = -1);
   int64_t interval_ms() const { return options_.interval_ms; }
+  // Answers one request as the listener would, in-process (`gpulens top`
+  // over local sources reads the same documents as over --url).
+  void handle(const ServerRequest& req, ServerResponse& res);
 
  private:
   struct Runner {
@@ -109,7 +112,6 @@ class Agent {
   void run_source(Runner& r);
   void run_recorder();
   void publish_self(int64_t now_ms);
-  void handle(const ServerRequest& req, ServerResponse& res);
   // Query parameters of /api/v1/current and /api/v1/findings; errors name them.
   Status current_params(std::string_view query, int& gpu);
   Status findings_params(std::string_view query, int64_t& window_ms);

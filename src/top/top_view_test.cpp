@@ -1,0 +1,182 @@
+// `gpulens top`'s model and screen from documents shaped as the agent
+// serves them: fields, processes, sparklines, findings, widths, scrolling.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "top/top_model.h"
+#include "top/top_view.h"
+
+namespace gpulens::top {
+namespace {
+
+constexpr const char* kCurrent = R"({"time":"1796129665","simulated":true,
+ "sources":[{"name":"sim","up":true,"error":""},{"name":"host","up":false,"error":"no /proc"}],
+ "gpus":[
+  {"gpu":"0","uuid":"GPU-a","name":"NVIDIA H100 80GB HBM3","fields":{"gpu_up":1,"gpu_utilization_ratio":0.99,
+    "gpu_sm_active_ratio":0.875,"gpu_memory_total_bytes":85899345920,"gpu_memory_used_bytes":64424509440,
+    "gpu_mem_bandwidth_util_ratio":0.4,"gpu_pcie_rx_bandwidth_util_ratio":0.02,"gpu_pcie_tx_bandwidth_util_ratio":0.05,
+    "gpu_temperature_celsius":65,"gpu_power_watts":350,"gpu_sm_clock_hertz":1.98e9,"gpu_sm_clock_max_hertz":1.98e9,
+    "gpu_clock_event_active{reason=\"gpu_idle\"}":1,
+    "gpu_process_memory_used_bytes{pid=\"4242\",namespace=\"ml\",pod=\"trainer-0\",container=\"main\"}":42949672960}},
+  {"gpu":"1","uuid":"GPU-b","name":"NVIDIA H100 80GB HBM3","fields":{"gpu_up":1,"gpu_utilization_ratio":0.5,
+    "gpu_memory_total_bytes":85899345920,"gpu_memory_used_bytes":1073741824,"gpu_temperature_celsius":91,
+    "gpu_power_watts":500,"gpu_clock_event_active{reason=\"sw_thermal\"}":1}},
+  {"gpu":"2","uuid":"GPU-c","name":"NVIDIA H100 80GB HBM3","fields":{"gpu_up":0,"gpu_last_xid":79}}],
+ "node":{"fields":{"host_gpu_process_affinity_info{pid=\"4242\",gpu=\"0\",cpus=\"0-47\",numa_nodes=\"0\"}":1}}})";
+
+constexpr const char* kHistory = R"({"start":0,"step":10000,"end":40000,"interval":1000,"series":[
+ {"name":"gpu_sm_active_ratio","gpu":"0","labels":"","values":[0.1,0.5,null,1.0]},
+ {"name":"gpu_utilization_ratio","gpu":"1","labels":"","values":[0.0,0.25,0.5,0.75]},
+ {"name":"gpu_pcie_rx_bandwidth_util_ratio","gpu":"0","labels":"","values":[0.1,0.9,0.1,0.1]},
+ {"name":"gpu_pcie_tx_bandwidth_util_ratio","gpu":"0","labels":"","values":[0.2,0.1,0.1,0.3]}]})";
+
+constexpr const char* kFindings = R"({"hosts":[{"host":"h","gpus":[
+ {"gpu":"0","uuid":"GPU-a","findings":[],"model":"m","waste_gpu_hours":0,"covered_seconds":1800},
+ {"gpu":"1","uuid":"GPU-b","model":"m","waste_gpu_hours":0.1,"covered_seconds":1800,"findings":[
+  {"cause":"thermal_throttle","layer":"health","severity":"warning","since":"2026-12-01T12:35:22Z",
+   "evidence":[{"signal":"temperature","value":90.5,"threshold":80}],
+   "action":"Clocks are cut by temperature on this GPU: check airflow. Then more.","held_seconds":1170,
+   "waste_gpu_hours":0.09,"state":"firing","for_seconds":300,"explained_by":null,"periods":[]}]}]}],
+ "window":{"from":"2026-12-01T12:24:25Z","to":"2026-12-01T12:54:25Z"}})";
+
+TopModel model() {
+  TopModel m;
+  EXPECT_TRUE(read_current(kCurrent, m).is_ok());
+  EXPECT_TRUE(read_history(kHistory, 40000, m).is_ok());
+  EXPECT_TRUE(read_findings(kFindings, m).is_ok());
+  return m;
+}
+
+std::string joined(const Screen& s) {
+  std::string out;
+  for (const auto& l : s.lines) out += l + "\n";
+  return out;
+}
+
+TEST(TopModel, ReadsGpusSourcesAndProcesses) {
+  TopModel m = model();
+  ASSERT_EQ(m.gpus.size(), 3u);
+  EXPECT_TRUE(m.simulated);
+  EXPECT_EQ(m.time_s, 1796129665);
+  EXPECT_DOUBLE_EQ(m.gpus[0].get("gpu_sm_active_ratio"), 0.875);
+  EXPECT_TRUE(std::isnan(m.gpus[1].get("gpu_sm_active_ratio")));  // absent, not 0
+  ASSERT_EQ(m.sources.size(), 2u);
+  EXPECT_FALSE(m.sources[1].up);
+  ASSERT_EQ(m.processes.size(), 1u);  // NVML's process and the host's affinity joined by pid and GPU
+  EXPECT_EQ(m.processes[0].pod, "ml/trainer-0");
+  EXPECT_EQ(m.processes[0].cpus, "0-47");
+  EXPECT_DOUBLE_EQ(m.processes[0].memory_bytes, 42949672960.0);
+}
+
+TEST(TopModel, HistoryTakesTheBusierDirectionAndFallsBackToUtilisation) {
+  TopModel m = model();
+  const auto& io = m.gpus[0].history[kIo];
+  ASSERT_EQ(io.size(), 4u);
+  EXPECT_DOUBLE_EQ(io[0], 0.2);
+  EXPECT_DOUBLE_EQ(io[1], 0.9);
+  EXPECT_TRUE(std::isnan(m.gpus[0].history[kCompute][2]));
+  ASSERT_EQ(m.gpus[1].history[kCompute].size(), 4u);  // no SM activity: the coarse utilisation
+  EXPECT_DOUBLE_EQ(m.gpus[1].history[kCompute][3], 0.75);
+  // A refresh of the current values keeps the history until the next read.
+  ASSERT_TRUE(read_current(kCurrent, m).is_ok());
+  EXPECT_EQ(m.gpus[0].history[kIo].size(), 4u);
+}
+
+TEST(TopModel, BadDocumentsAreErrors) {
+  TopModel m;
+  EXPECT_EQ(read_current("<html>", m).message(), "the agent answered something that is not JSON");
+  EXPECT_FALSE(read_current("{}", m).is_ok());
+  EXPECT_FALSE(read_history("{\"x\":1}", 1000, m).is_ok());
+  EXPECT_FALSE(read_findings("[]", m).is_ok());
+}
+
+TEST(TopView, ShowsEveryGpuTheFindingAndTheProcess) {
+  ViewOptions o{.width = 160, .height = 0, .origin = "http://127.0.0.1:9400"};
+  const std::string s = joined(render(model(), o));
+  EXPECT_NE(s.find("gpulens top  SIMULATED  · http://127.0.0.1:9400 · 3 GPUs · 12:54:25 UTC · every 1s"), std::string::npos) << s;
+  EXPECT_NE(s.find("SIMULATED"), std::string::npos);
+  EXPECT_NE(s.find("host DOWN (no /proc)"), std::string::npos);
+  EXPECT_NE(s.find("  0 H100 80GB HBM3"), std::string::npos) << s;
+  EXPECT_NE(s.find("88% "), std::string::npos);     // SM active of GPU 0
+  EXPECT_NE(s.find("50%*"), std::string::npos);     // GPU 1: the coarse utilisation, marked
+  EXPECT_NE(s.find("60/80G"), std::string::npos);
+  EXPECT_NE(s.find("91°C 500W sw_thermal"), std::string::npos) << s;
+  EXPECT_NE(s.find("65°C 350W ok"), std::string::npos);  // gpu_idle is not a throttle
+  EXPECT_NE(s.find("LOST: not answering (XID 79)"), std::string::npos);
+  EXPECT_NE(s.find("GPU 1"), std::string::npos);
+  EXPECT_NE(s.find("thermal_throttle"), std::string::npos);
+  EXPECT_NE(s.find("since 12:35:22 (20m)"), std::string::npos) << s;
+  EXPECT_NE(s.find("temperature 90.50 vs 80"), std::string::npos);
+  EXPECT_NE(s.find("check airflow."), std::string::npos);
+  EXPECT_EQ(s.find("Then more."), std::string::npos);  // the action's first sentence only
+  EXPECT_NE(s.find("ml/trainer-0"), std::string::npos);
+  EXPECT_NE(s.find("0-47 (0)"), std::string::npos);
+  EXPECT_EQ(s.find("\033["), std::string::npos);  // no colour unless asked
+}
+
+TEST(TopView, EveryLineFitsTheWidth) {
+  for (int width : {40, 80, 100, 200}) {
+    for (bool unicode : {true, false}) {
+      ViewOptions o{.width = width, .height = 30, .unicode = unicode, .origin = "http://127.0.0.1:9400"};
+      const Screen s = render(model(), o);
+      ASSERT_EQ(s.lines.size(), 30u);
+      for (const auto& l : s.lines) EXPECT_LE(columns(l), width) << width << ": " << l;
+      if (!unicode) {
+        for (const auto& l : s.lines) {
+          EXPECT_TRUE(std::all_of(l.begin(), l.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) << l;
+        }
+      }
+    }
+  }
+}
+
+TEST(TopView, HistoryLinesGoWhenTheGpusWouldNotFit) {
+  ViewOptions tall{.width = 120, .height = 40};
+  ViewOptions short_{.width = 120, .height = 9};
+  const Screen a = render(model(), tall), b = render(model(), short_);
+  // Tall: GPU 0's line is followed by its sparklines (the 0.1..1.0 ramp).
+  auto at = [](const Screen& s, std::string_view what) {
+    for (size_t i = 0; i < s.lines.size(); ++i) {
+      if (s.lines[i].find(what) != std::string::npos) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  EXPECT_EQ(at(a, "  1 H100") - at(a, "  0 H100"), 2);
+  EXPECT_NE(a.lines[static_cast<size_t>(at(a, "  0 H100") + 1)].find("▁▅ █"), std::string::npos)
+      << a.lines[static_cast<size_t>(at(a, "  0 H100") + 1)];
+  EXPECT_EQ(at(b, "  1 H100") - at(b, "  0 H100"), 1);
+  EXPECT_NE(b.lines.back().find("q quit"), std::string::npos);
+}
+
+TEST(TopView, ScrollingKeepsTheHeaderAndTheFooter) {
+  ViewOptions o{.width = 120, .height = 8};
+  const Screen first = render(model(), o);
+  ASSERT_GT(first.max_scroll, 0);
+  o.scroll = 1000;  // clamped
+  const Screen last = render(model(), o);
+  EXPECT_EQ(last.lines.size(), 8u);
+  EXPECT_NE(last.lines[0].find("gpulens top"), std::string::npos);
+  EXPECT_NE(last.lines[2].find("GPU NAME"), std::string::npos);
+  EXPECT_NE(last.lines.back().find("q quit"), std::string::npos);
+  EXPECT_NE(joined(last).find("trainer-0"), std::string::npos);  // the end of the body
+  EXPECT_EQ(joined(first).find("trainer-0"), std::string::npos);
+}
+
+TEST(TopView, ProblemAndPauseAreShown) {
+  ViewOptions o{.width = 120, .height = 20, .colour = true, .paused = true, .status = "agent: connection refused"};
+  const std::string s = joined(render(model(), o));
+  EXPECT_NE(s.find("PAUSED"), std::string::npos);
+  EXPECT_NE(s.find("agent: connection refused"), std::string::npos);
+  EXPECT_NE(s.find("\033[31m"), std::string::npos);  // red: the throttle, the problem
+}
+
+TEST(TopModel, HistoryQueryAsksForAboutAsManyPointsAsCells) {
+  EXPECT_EQ(history_query(300'000, 30),
+            "/api/v1/history?series=gpu_sm_active_ratio,gpu_utilization_ratio,gpu_mem_bandwidth_util_ratio,"
+            "gpu_pcie_rx_bandwidth_util_ratio,gpu_pcie_tx_bandwidth_util_ratio,gpu_temperature_celsius"
+            "&range=300s&step=10s");
+}
+
+}  // namespace
+}  // namespace gpulens::top
