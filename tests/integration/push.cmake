@@ -8,3 +8,6 @@ add_test(NAME python_client_real_torch
 set_tests_properties(python_client_unit python_client_real_torch PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
 add_test(NAME python_client COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/python_client_test.sh $<TARGET_FILE:gpulens>)
 set_tests_properties(python_client PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 120)
+add_test(NAME c_push_client
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/c_push_test.sh $<TARGET_FILE:gpulens> $<TARGET_FILE:gpulens_push_c_test>)
+set_tests_properties(c_push_client PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 60)
