@@ -98,6 +98,33 @@ else
   echo "SKIP calibrate: no gpulens binary" | tee "$OUT/calibrate.skip"
 fi
 
+# In-process allocator telemetry: a workload that fragments PyTorch's caching
+# allocator on purpose pushes through gpulens_client to `gpulens serve --push`
+# (fragmentation judged after 10 s here instead of 5 minutes). Needs a CUDA
+# build of torch; without one it says so and the push checks are skipped.
+echo "== push: fragmenting torch workload"
+if [ -x "$GPULENS_BIN" ] && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  port=$((20000 + RANDOM % 20000))
+  printf 'push: {enabled: true}\ndiagnose: {fragmentation_for: 10s}\n' >"$OUT/push.yaml"
+  "$GPULENS_BIN" serve --listen "127.0.0.1:$port" --config "$OUT/push.yaml" --interval 1s >"$OUT/push-agent.log" 2>&1 &
+  agent=$!
+  sleep 3
+  CUDA_DEVICE_ORDER=PCI_BUS_ID PYTHONPATH=clients/python timeout 120 python3 tools/fragment/fragment.py \
+    "http://127.0.0.1:$port" "$GPU" 40 >"$OUT/push-workload.txt" 2>&1 &
+  work=$!
+  sleep 30
+  curl -fsS "http://127.0.0.1:$port/metrics" >"$OUT/push-metrics.txt" 2>&1
+  "$GPULENS_BIN" diagnose --agent "http://127.0.0.1:$port" --format json >"$OUT/push-findings.json" 2>&1
+  "$GPULENS_BIN" snapshot --url "127.0.0.1:$port" >"$OUT/push-snapshot.txt" 2>&1
+  wait "$work"
+  sleep 3
+  curl -fsS "http://127.0.0.1:$port/metrics" >"$OUT/push-metrics-after.txt" 2>&1
+  kill "$agent"; wait "$agent" 2>/dev/null
+else
+  echo "SKIP push checks: no gpulens binary or no CUDA build of torch (python3 -c 'import torch') on this machine" |
+    tee "$OUT/push.skip"
+fi
+
 echo "== collection cost at 1 s sampling, untiered and tiered (slow tier 10 s)"
 timeout 30 "$PROBE" 11 1000 "" "" 0 >"$OUT/cost-untiered.probe" 2>&1
 timeout 30 "$PROBE" 11 1000 "" "" 10000 >"$OUT/cost-tiered.probe" 2>&1
@@ -224,6 +251,33 @@ elif mig.startswith("Disabled"):
     print("INFO  MIG instances not checked: MIG is disabled and enabling it needs a GPU reset")
 else:
     print("INFO  MIG not supported on this GPU (no gpu_mig_* series expected):", mig_series)
+# Push: the workload's allocator values on the GPU with its pid, the true
+# measure raised, memory_fragmentation judged on it and naming the process,
+# and the series gone after the process exits.
+if os.path.exists(f"{out}/push-metrics.txt"):
+    work = open(f"{out}/push-workload.txt").read()
+    print("INFO  workload:", work.strip()[-300:])
+    m = re.search(r"pid (\d+)", work)
+    wpid = m.group(1) if m else "?"
+    metrics = open(f"{out}/push-metrics.txt").read()
+    def pushed(name):
+        return [l for l in metrics.splitlines() if l.startswith(name + "{") and f'pid="{wpid}"' in l]
+    ext = pushed("gpu_allocator_external_fragmentation_ratio")
+    check("push -> reserved bytes on the GPU with the workload's pid", bool(pushed("gpu_allocator_reserved_bytes")),
+          pushed("gpu_allocator_reserved_bytes")[:1])
+    worst = max((float(l.rsplit(" ", 1)[1]) for l in ext if 'pool="large' in l), default=None)
+    check("push -> external fragmentation (large pool) > 0.5", worst is not None and worst > 0.5, worst)
+    print("INFO  pushed:", "; ".join(pushed("gpu_memory_fragmentation_ratio")[:1] + ext[:2] +
+                                     pushed("gpu_allocator_snapshot_duration_seconds")[:1]))
+    text = open(f"{out}/push-findings.json").read()
+    check("diagnosis -> memory_fragmentation judged on external fragmentation, naming the pid",
+          "memory_fragmentation" in text and "external_fragmentation" in text and f"pid {wpid}" in text,
+          text[text.find("memory_fragmentation"):][:400])
+    print("INFO  snapshot:", [l for l in open(f"{out}/push-snapshot.txt") if "pid" in l][:2])
+    after = open(f"{out}/push-metrics-after.txt").read()
+    check("push -> the workload's series gone after it exits", f'pid="{wpid}"' not in after, "")
+else:
+    print("SKIP  push checks:", open(f"{out}/push.skip").read().strip() if os.path.exists(f"{out}/push.skip") else "")
 for m in list(r) + ["cost-tiered"]:
     for l in open(f"{out}/{m}.probe"):
         if l.startswith("# notice"): print("NOTICE", l[9:].strip())

@@ -130,10 +130,10 @@ Status PushStore::resolve(const std::vector<PushedSample>& samples, const Labels
     };
     // The group's labels win over the sample's (Pushgateway: the URL overrides the body).
     Labels labels = s.labels;
-    for (const auto& [n, v] : group_labels) {
-      auto it = std::find_if(labels.begin(), labels.end(), [&](const auto& l) { return l.first == n; });
-      if (it != labels.end()) it->second = v;
-      else labels.emplace_back(n, v);
+    for (const auto& g : group_labels) {  // a pair, not a binding: clang 14 cannot capture bindings
+      auto it = std::find_if(labels.begin(), labels.end(), [&](const auto& l) { return l.first == g.first; });
+      if (it != labels.end()) it->second = g.second;
+      else labels.emplace_back(g);
     }
     if (labels.size() > options_.limits.max_labels) {
       return fail("limit", s.name + " has " + std::to_string(labels.size()) + " labels with the group's, more than " +
