@@ -11,3 +11,5 @@ set_tests_properties(python_client PROPERTIES LABELS integration SKIP_RETURN_COD
 add_test(NAME c_push_client
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/c_push_test.sh $<TARGET_FILE:gpulens> $<TARGET_FILE:gpulens_push_c_test>)
 set_tests_properties(c_push_client PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 60)
+add_test(NAME python_client_install COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/clients/python/tests/test_install.py)
+set_tests_properties(python_client_install PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
