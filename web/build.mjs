@@ -1,6 +1,6 @@
 // Builds the agent's web assets from web/src and the locked npm packages,
 // and writes them as a C++ source for the binary to embed:
-//   node build.mjs OUT_DIR   ->  OUT_DIR/{index.html,app.js,app.css,web_assets.cpp}
+//   node build.mjs OUT_DIR   ->  OUT_DIR/{index.html,app.js,app.css,report.js,report.css,web_assets.cpp}
 // No network, no bundler: uPlot's prebuilt files are concatenated with ours.
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -19,6 +19,9 @@ const assets = {
   "index.html": read(join(here, "src/index.html")),
   "app.js": read(join(uplotDir, "dist/uPlot.iife.min.js")) + "\n" + read(join(here, "src/app.js")),
   "app.css": read(join(uplotDir, "dist/uPlot.min.css")) + "\n" + read(join(here, "src/app.css")),
+  // The offline HTML reports inline these two (src/report/html_report.h).
+  "report.js": read(join(uplotDir, "dist/uPlot.iife.min.js")) + "\n" + read(join(here, "src/report.js")),
+  "report.css": read(join(uplotDir, "dist/uPlot.min.css")) + "\n" + read(join(here, "src/report.css")),
 };
 mkdirSync(out, { recursive: true });
 let total = 0;
@@ -37,4 +40,4 @@ for (const [name, text] of Object.entries(assets)) {
 }
 cpp += "};\nconst size_t kWebAssetCount = sizeof kWebAssets / sizeof kWebAssets[0];\n\n}  // namespace gpulens\n";
 writeFileSync(join(out, "web_assets.cpp"), cpp);
-console.log(`gpulens web assets: ${total} bytes`);
+console.log(`gpulens web assets (page and reports): ${total} bytes`);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <iostream>
 
 #include "cli/agent_findings.h"
@@ -14,6 +15,7 @@
 #include "diagnose/prometheus_input.h"
 #include "diagnose/replay_input.h"
 #include "diagnose/report.h"
+#include "report/html_report.h"
 #include "util/duration.h"
 
 namespace gpulens::cli {
@@ -38,7 +40,11 @@ int run_diagnose(int argc, char** argv) {
   app.add_option("--step", step, "with --prometheus: query step (default: range/11000, at least 15s)");
   app.add_option("--window", window, "with --replay: diagnose only the last DURATION of the recording");
   app.add_option("--config", config, "YAML config; thresholds from its diagnose: section");
-  app.add_option("--format", format, "text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  std::string out_path;
+  app.add_option("--format", format, "text (default), json, or html (one self-contained file: findings with their "
+                                     "evidence plotted, waste per cause)")
+      ->check(CLI::IsMember({"text", "json", "html"}));
+  app.add_option("-o,--out", out_path, "write the report to this file instead of stdout");
   app.add_option("--color", color, "auto (on a terminal), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--fail-on", fail_on, "exit 3 when a finding is at this severity or above: "
@@ -80,6 +86,7 @@ int run_diagnose(int argc, char** argv) {
   std::vector<std::string> warnings;
   diagnose::Report report;
   std::string agent_json;
+  report::EvidencePlots plots;  // --format html: each finding's evidence over the window
   if (!agent_url.empty()) {
     std::string base = agent_url;
     while (!base.empty() && base.back() == '/') base.pop_back();
@@ -135,7 +142,9 @@ int run_diagnose(int argc, char** argv) {
     // Batch by batch: each batch's signals are diagnosed and dropped before
     // the next is fetched.
     Status s = diagnose::stream_prometheus(q, info, [&](diagnose::SignalSet&& batch) {
-      diagnose::merge_report(report, diagnose::diagnose(batch, th));
+      diagnose::Report part = diagnose::diagnose(batch, th);
+      if (format == "html") report::add_evidence_plots(batch, part, plots);
+      diagnose::merge_report(report, std::move(part));
       return Status::ok();
     });
     if (s && report.hosts.empty()) s = not_found("prometheus " + prometheus + ": no GPU series in the window");
@@ -151,13 +160,34 @@ int run_diagnose(int argc, char** argv) {
     }
     report = diagnose::diagnose(*set, th);
     report.input_warnings = std::move(warnings);
+    if (format == "html") report::add_evidence_plots(*set, report, plots);
   }
+  std::ofstream file;
+  if (!out_path.empty()) {
+    file.open(out_path, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      std::cerr << "gpulens diagnose: cannot write " << out_path << "\n";
+      return kExitFailure;
+    }
+  }
+  std::ostream& out = out_path.empty() ? std::cout : file;
   if (format == "json") {
-    std::cout << (agent_json.empty() ? diagnose::report_json(report) : agent_json);
+    out << (agent_json.empty() ? diagnose::report_json(report) : agent_json);
+  } else if (format == "html") {
+    const std::string source = !replay.empty() ? "replay " + replay
+                               : !prometheus.empty() ? "prometheus " + prometheus
+                                                     : "agent " + agent_url + " (findings only: the agent's series are not in its report)";
+    out << report::html_report("gpulens diagnose: " + source, report::diagnose_report_data(report, plots, source));
   } else {
-    const bool use_color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO));
-    std::cout << diagnose::report_text(report, use_color);
+    const bool use_color = color == "always" || (color == "auto" && out_path.empty() && isatty(STDOUT_FILENO));
+    out << diagnose::report_text(report, use_color);
   }
+  out.flush();
+  if (!out) {
+    std::cerr << "gpulens diagnose: cannot write " << (out_path.empty() ? "stdout" : out_path) << "\n";
+    return kExitFailure;
+  }
+  if (!out_path.empty()) std::cerr << "gpulens diagnose: wrote " << out_path << "\n";
   if (fail_on == "never") return kExitOk;
   const diagnose::Severity level = fail_on == "info"       ? diagnose::Severity::kInfo
                                    : fail_on == "critical" ? diagnose::Severity::kCritical

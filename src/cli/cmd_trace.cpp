@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "analyze/trace/reader.h"
 #include "analyze/trace/report.h"
 #include "cli/command.h"
+#include "report/html_report.h"
 
 namespace gpulens::cli {
 
@@ -54,7 +56,10 @@ int run_trace(int argc, char** argv) {
   trace::Options opts;
   trace::ReadOptions read_opts;
   app.add_option("TRACE", files, "trace files (.json or .json.gz), one per rank")->required();
-  app.add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  std::string out_path;
+  app.add_option("--format", format, "output format: text, json, or html (one self-contained file with the plots)")
+      ->check(CLI::IsMember({"text", "json", "html"}))->capture_default_str();
+  app.add_option("-o,--out", out_path, "write the report to this file instead of stdout");
   app.add_option("--compat", compat,
                  "definitions: none (fixed) or hta (HolisticTraceAnalysis', for comparison)")
       ->check(CLI::IsMember({"none", "hta"}))->capture_default_str();
@@ -92,7 +97,28 @@ int run_trace(int argc, char** argv) {
   }
   if (::isatty(2) && traces.size() > 1) std::cerr << "analysing " << traces.size() << " ranks\n";
   trace::JobReport job = trace::analyse_job(traces, opts);
-  std::cout << (format == "json" ? trace::to_json(job) : trace::to_text(job));
+  std::ofstream file;
+  if (!out_path.empty()) {
+    file.open(out_path, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      std::cerr << "gpulens trace: cannot write " << out_path << "\n";
+      return kExitFailure;
+    }
+  }
+  std::ostream& out = out_path.empty() ? std::cout : file;
+  if (format == "html") {
+    std::string title = "gpulens trace: " + (traces.empty() ? std::string() : traces.front().path);
+    if (traces.size() > 1) title += " and " + std::to_string(traces.size() - 1) + " more ranks";
+    out << report::html_report(title, report::trace_report_data(trace::to_json(job)));
+  } else {
+    out << (format == "json" ? trace::to_json(job) : trace::to_text(job));
+  }
+  out.flush();
+  if (!out) {
+    std::cerr << "gpulens trace: cannot write " << (out_path.empty() ? "stdout" : out_path) << "\n";
+    return kExitFailure;
+  }
+  if (!out_path.empty()) std::cerr << "gpulens trace: wrote " << out_path << "\n";
   return kExitOk;
 }
 

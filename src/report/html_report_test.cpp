@@ -1,0 +1,83 @@
+// The HTML report page and its evidence series: one self-contained file,
+// data that cannot close its script, series per evidence signal, bounded.
+#include <gtest/gtest.h>
+
+#include "report/html_report.h"
+
+namespace gpulens::report {
+namespace {
+
+TEST(HtmlReport, InlinesTheLibraryAndTheDataSafely) {
+  const std::string page = html_report("a <b> report", R"({"kind":"trace","x":"</script><script>alert(1)</script>"})");
+  EXPECT_TRUE(page.starts_with("<!doctype html>"));
+  EXPECT_NE(page.find("<title>a &lt;b&gt; report</title>"), std::string::npos);
+  EXPECT_NE(page.find("uPlot"), std::string::npos);                  // the chart library, inlined
+  EXPECT_NE(page.find("gpulens-data"), std::string::npos);
+  EXPECT_EQ(page.find("</script><script>alert"), std::string::npos);  // the data cannot end its script
+  EXPECT_NE(page.find(R"(<\/script><script>alert(1)<\/script>)"), std::string::npos);
+  EXPECT_EQ(page.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(page.find("href=\"http"), std::string::npos);
+}
+
+diagnose::SignalSet one_gpu() {
+  diagnose::SignalSet set;
+  set.from_ms = 0;
+  set.to_ms = 3'600'000;
+  diagnose::HostSignals h;
+  h.name = "node-a";
+  diagnose::GpuSignals g;
+  g.index = "5";
+  for (int64_t t = 0; t <= 3'600'000; t += 1000) {
+    g.sig(diagnose::GpuSig::kTemperature).push_back({t, 85});
+    g.sig(diagnose::GpuSig::kSmClock).push_back({t, 1.4e9});
+    g.sig(diagnose::GpuSig::kSmClockMax).push_back({t, 2.0e9});
+  }
+  h.gpus.push_back(std::move(g));
+  set.hosts.push_back(std::move(h));
+  return set;
+}
+
+diagnose::Report thermal_report() {
+  diagnose::Report r;
+  r.from_ms = 0;
+  r.to_ms = 3'600'000;
+  diagnose::Finding f;
+  f.cause = "thermal_throttle";
+  f.evidence = {{"temperature", 85, 80, ""}, {"sm_clock_ratio", 0.7, 0.9, ""}, {"gpu_topology_path", 1, 0, "SYS"}};
+  diagnose::GpuReport g;
+  g.gpu = "5";
+  g.findings.push_back(f);
+  r.hosts.push_back({"node-a", {g}});
+  return r;
+}
+
+TEST(HtmlReport, EvidenceSeriesPerSignalBounded) {
+  EvidencePlots plots;
+  add_evidence_plots(one_gpu(), thermal_report(), plots);
+  ASSERT_EQ(plots.size(), 2u);  // the topology fact has no series
+  EXPECT_EQ(plots[0].signal, "temperature");
+  EXPECT_EQ(plots[0].threshold, 80);
+  EXPECT_LE(plots[0].points.size(), kMaxPlotPoints);
+  EXPECT_GE(plots[0].points.size(), kMaxPlotPoints - 2);
+  EXPECT_DOUBLE_EQ(plots[0].points[10].v, 85);
+  EXPECT_EQ(plots[1].signal, "sm_clock_ratio");
+  EXPECT_NEAR(plots[1].points[0].v, 0.7, 1e-12);  // SM clock over its maximum
+  const std::string data = diagnose_report_data(thermal_report(), plots, "replay x.om");
+  EXPECT_TRUE(data.starts_with(R"({"kind":"diagnose","source":"replay x.om","report":{)"));
+  EXPECT_NE(data.find(R"("signal":"sm_clock_ratio","threshold":0.9,"t":[0,)"), std::string::npos) << data.substr(0, 300);
+}
+
+TEST(HtmlReport, AnotherHostsFindingsAreNotPlottedFromThisBatch) {
+  diagnose::Report r = thermal_report();
+  r.hosts[0].host = "node-b";
+  EvidencePlots plots;
+  add_evidence_plots(one_gpu(), r, plots);
+  EXPECT_TRUE(plots.empty());
+}
+
+TEST(HtmlReport, TraceDataWrapsTheJsonDocument) {
+  EXPECT_EQ(trace_report_data("{\"ranks\":[]}\n"), R"({"kind":"trace","trace":{"ranks":[]}})");
+}
+
+}  // namespace
+}  // namespace gpulens::report

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The offline HTML reports in Debian's chromium (tests/browser/report_test.mjs),
+# opened from disk with every request blocked: `diagnose --format html` on a
+# recording of thermal-throttle-one-gpu (the finding on GPU 5 only, its
+# evidence plotted with thresholds, waste per cause) and `trace --format html`
+# on the two ranks of a real DLRM trace (per rank and across ranks).
+#   report_html_test.sh GPULENS SOURCE_DIR BUILD_DIR
+set -euo pipefail
+GPULENS=$1 SRC=$2 BUILD=$3
+source "$(dirname "$0")/lib/stack.sh"
+stack_init chromium node npm
+
+mods=$BUILD/browser-tests
+if [[ ! -f $mods/node_modules/.package-lock.json || $SRC/tests/browser/package-lock.json -nt $mods/node_modules/.package-lock.json ]]; then
+  mkdir -p "$mods"
+  cp "$SRC/tests/browser/package.json" "$SRC/tests/browser/package-lock.json" "$mods/"
+  (cd "$mods" && npm ci --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error) >"$STACK/npm.log" 2>&1 ||
+    stack_fail "npm ci of the browser tests: $(tail -3 "$STACK/npm.log")"
+fi
+cp "$SRC/tests/browser/report_test.mjs" "$mods/"
+
+"$GPULENS" record --source sim --scenario thermal-throttle-one-gpu --duration 30m -o "$STACK/thermal.om" 2>"$STACK/record.log"
+rc=0; "$GPULENS" diagnose --replay "$STACK/thermal.om" --format html -o "$STACK/diagnose.html" 2>"$STACK/diagnose.log" || rc=$?
+((rc == 3)) || stack_fail "diagnose --format html exited $rc (3: findings)"
+if grep -Eq '(src|href)="(https?:)?//' "$STACK/diagnose.html"; then stack_fail "the diagnose report links outside itself"; fi
+node "$mods/report_test.mjs" diagnose "$STACK/diagnose.html" 5 thermal_throttle || stack_fail "diagnose report in chromium"
+
+"$GPULENS" trace "$SRC"/tests/data/traces/dlrm_kineto/worker*.json --format html -o "$STACK/trace.html" 2>"$STACK/trace.log" ||
+  stack_fail "trace --format html failed"
+node "$mods/report_test.mjs" trace "$STACK/trace.html" 2 || stack_fail "trace report in chromium"
