@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
@@ -141,12 +142,22 @@ int run_diagnose(int argc, char** argv) {
     diagnose::PrometheusInfo info;
     // Batch by batch: each batch's signals are diagnosed and dropped before
     // the next is fetched.
+    // On a terminal, a line per batch: hosts done of the fleet's, queries, bytes.
+    const bool progress = isatty(STDERR_FILENO) == 1;
+    size_t hosts_done = 0;
     Status s = diagnose::stream_prometheus(q, info, [&](diagnose::SignalSet&& batch) {
+      hosts_done += batch.hosts.size();
+      if (progress) {
+        std::fprintf(stderr, "\rgpulens diagnose: %zu of %zu hosts diagnosed, %zu queries, %.1f MiB received   ",
+                     hosts_done, std::max(info.hosts, hosts_done), info.queries,
+                     static_cast<double>(info.response_bytes) / (1 << 20));
+      }
       diagnose::Report part = diagnose::diagnose(batch, th);
       if (format == "html") report::add_evidence_plots(batch, part, plots);
       diagnose::merge_report(report, std::move(part));
       return Status::ok();
     });
+    if (progress && hosts_done > 0) std::fputc('\n', stderr);
     if (s && report.hosts.empty()) s = not_found("prometheus " + prometheus + ": no GPU series in the window");
     if (!s) {
       std::cerr << "gpulens diagnose: " << s.message() << "\n";
