@@ -219,7 +219,12 @@ mv "$work/proc/stat" "$work/proc/stat.away"
 for _ in $(seq 50); do grep -q source_down "$work/agent-hostdown.log" && break; sleep 0.1; done
 grep -q "warn source_down source=host reason=\"cannot read $work/proc/stat\"" "$work/agent-hostdown.log" \
   || fail "no source_down line naming the file: $(grep -v '^gpulens:' "$work/agent-hostdown.log" | tail -3)"
-curl -sf "http://127.0.0.1:$hostdown_port/metrics" > "$work/hostdown.prom"
+# The self metrics follow the log line by up to one collection.
+for _ in $(seq 50); do
+  curl -sf "http://127.0.0.1:$hostdown_port/metrics" > "$work/hostdown.prom"
+  grep -q '^gpulens_source_up{source="host"} 0$' "$work/hostdown.prom" && break
+  sleep 0.1
+done
 grep -q '^gpulens_source_up{source="host"} 0$' "$work/hostdown.prom" || fail "gpulens_source_up{host} not 0 while failing"
 grep -q '^gpulens_source_up{source="sim"} 1$' "$work/hostdown.prom" || fail "the sim source stopped with the host source"
 grep -q '^gpu_up{gpu="0",' "$work/hostdown.prom" || fail "GPU series lost while the host source failed"
