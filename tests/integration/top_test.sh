@@ -5,7 +5,8 @@
 # scrolls and pauses with keys, quits with q leaving the terminal as it was
 # (exit 0, normal screen, cursor shown); an agent that stops answering is
 # reported on the screen, not a crash, and top resumes when it is back. Also --once through a pipe, and the
-# errors for a dead agent and for a missing terminal.
+# errors for a dead agent and for a missing terminal; and top on its own
+# sources (the simulator inside the command).
 #   top_test.sh GPULENS
 set -euo pipefail
 GPULENS=$1
@@ -92,6 +93,21 @@ tm send-keys -t top q
 wait_screen '^top-exited-0$' 10
 [[ $(tm display-message -p -t top '#{alternate_on}') == 0 ]] || stack_fail "top left the alternate screen on"
 [[ $(tm display-message -p -t top '#{cursor_flag}') == 1 ]] || stack_fail "top left the cursor hidden"
+
+# Its own sources (no --url): the simulator run inside the command.
+tm new-session -d -s local -x 150 -y 45 "env LANG=C.UTF-8 $GPULENS top --source sim --scenario thermal-throttle-one-gpu --sim-prefill 10m; echo local-exited-\$?; sleep 30"
+deadline=$((SECONDS + 15))
+until tm capture-pane -p -t local | grep -Eq '^ +GPU 5 +WARNING +thermal_throttle'; do
+  ((SECONDS < deadline)) || { tm capture-pane -p -t local >&2; stack_fail "top on its own sources never showed GPU 5's finding"; }
+  sleep 0.2
+done
+tm capture-pane -p -t local | head -1 | grep -q 'local sources · 8 GPUs' || stack_fail "local header: $(tm capture-pane -p -t local | head -1)"
+tm send-keys -t local q
+deadline=$((SECONDS + 10))
+until tm capture-pane -p -t local | grep -q '^local-exited-0$'; do
+  ((SECONDS < deadline)) || stack_fail "top on its own sources did not quit with q"
+  sleep 0.2
+done
 
 # --once through a pipe: one screen, no escapes; a dead agent is exit 1.
 port=$(free_port)
