@@ -10,7 +10,8 @@
 # --check) and gpuload's pinned host->device copies against the calibrated
 # peak; measures one collection per GPU with and without the slow tier at
 # 1 s sampling; and lists MIG mode and instances (MIG is never switched: that
-# needs a GPU reset). Exit 0 when every check passes, 1 otherwise; a gpulens
+# needs a GPU reset); shows `gpulens top --once` on the real NVML source
+# (a row per GPU). Exit 0 when every check passes, 1 otherwise; a gpulens
 # that does not build here skips the calibrate checks and says so.
 #
 #   tools/device-check.sh                 # GPU 0, build in build-device-check/
@@ -132,6 +133,14 @@ timeout 30 "$PROBE" 11 1000 "" "" 10000 >"$OUT/cost-tiered.probe" 2>&1
 echo "== MIG"
 nvidia-smi -i "$GPU" --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader 2>&1 | tee "$OUT/mig.txt"
 nvidia-smi -L 2>&1 | tee "$OUT/mig-list.txt"
+
+echo "== gpulens top --once on the local NVML source"
+if [ -x "$GPULENS_BIN" ]; then
+  COLUMNS=160 LANG=C.UTF-8 timeout 30 "$GPULENS_BIN" top --once --source nvml,host >"$OUT/top.txt" 2>&1
+  nvidia-smi -L >"$OUT/top-gpus.txt" 2>&1
+else
+  echo "SKIP top: no gpulens binary" | tee "$OUT/top.skip"
+fi
 
 echo "== checks"
 python3 - "$OUT" "$GPU" <<'PY'
@@ -278,6 +287,16 @@ if os.path.exists(f"{out}/push-metrics.txt"):
     check("push -> the workload's series gone after it exits", f'pid="{wpid}"' not in after, "")
 else:
     print("SKIP  push checks:", open(f"{out}/push.skip").read().strip() if os.path.exists(f"{out}/push.skip") else "")
+# gpulens top: every GPU nvidia-smi lists, each with its temperature and power.
+if os.path.exists(f"{out}/top.txt"):
+    top = open(f"{out}/top.txt").read()
+    n = sum(1 for l in open(f"{out}/top-gpus.txt") if l.startswith("GPU "))
+    check(f"top --once -> header says {n} GPUs", re.search(rf" {n} GPUs? ", top.splitlines()[0] if top else "") is not None,
+          top.splitlines()[:1])
+    rows = [l for l in top.splitlines() if re.match(r"^ +\d+ \S", l) and "°C" in l and "W " in l]
+    check(f"top --once -> a row per GPU with temperature and power", len(rows) == n, rows[:2])
+else:
+    print("SKIP  top:", open(f"{out}/top.skip").read().strip() if os.path.exists(f"{out}/top.skip") else "")
 for m in list(r) + ["cost-tiered"]:
     for l in open(f"{out}/{m}.probe"):
         if l.startswith("# notice"): print("NOTICE", l[9:].strip())
