@@ -1,12 +1,16 @@
 // `gpulens check-config FILE`: validate a config file exactly as serve,
 // rules and diagnose do, and print the complete effective configuration.
 // `gpulens check-config --keys` prints the key reference of docs/config.md.
+// `gpulens check-config --web-config-file WEB` checks an exporter-toolkit
+// web config alone (certificates and keys loaded, hashes checked), or the
+// one the config file should use.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 
 #include "cli/command.h"
 #include "cli/config.h"
+#include "server/web_security.h"
 
 namespace gpulens::cli {
 
@@ -14,14 +18,24 @@ int run_check_config(int argc, char** argv) {
   CLI::App app{"Validate a YAML config file (as serve, rules and diagnose do); print the complete effective "
                "configuration.",
                "gpulens check-config"};
-  std::string path;
+  std::string path, web;
   bool quiet = false, keys = false;
   app.add_option("file", path, "config file");
   app.add_flag("-q,--quiet", quiet, "print nothing when the file is valid");
+  app.add_option("--web-config-file", web,
+                 "check this exporter-toolkit web config (TLS, basic auth, headers); with FILE: as its web_config_file");
   app.add_flag("--keys", keys, "print every key: type, default, flag, meaning (markdown) and exit");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   if (keys) {
     std::cout << keys_markdown();
+    return kExitOk;
+  }
+  if (path.empty() && !web.empty()) {
+    if (Status s = check_web_config_file(web); !s) {
+      std::cerr << "gpulens check-config: " << s.message() << "\n";
+      return s.code() == Code::kNotFound ? kExitFailure : kExitUsage;
+    }
+    if (!quiet) std::cout << "# " << web << ": valid web config\n";
     return kExitOk;
   }
   if (path.empty()) {
@@ -33,6 +47,12 @@ int run_check_config(int argc, char** argv) {
   if (!config) {
     std::cerr << "gpulens check-config: " << config.status().message() << "\n";
     return config.status().code() == Code::kNotFound ? kExitFailure : kExitUsage;
+  }
+  if (!web.empty()) {
+    if (Status s = set_key(*config, "web_config_file", web, "--web-config-file"); !s) {
+      std::cerr << "gpulens check-config: " << s.message() << "\n";
+      return kExitUsage;
+    }
   }
   auto problems = validate(*config);
   for (const auto& p : problems) std::cerr << "gpulens check-config: " << path << ": " << p << "\n";

@@ -17,6 +17,7 @@
 #include "cli/serve_hooks.h"
 #include "cli/setup.h"
 #include "cli/config.h"
+#include "server/web_security.h"
 #include "util/duration.h"
 #include "util/log.h"
 
@@ -53,7 +54,7 @@ Result<std::shared_ptr<push::PushStore>> make_push_store(const AgentConfig& c) {
 // start and again on every SIGHUP.
 struct ServeFlags {
   CommonFlags common;
-  std::string listen, history, remote_write, host_label;
+  std::string listen, history, remote_write, host_label, web_config;
   bool dcgm = false, push = false;
 
   Result<AgentConfig> resolve() const {
@@ -61,7 +62,7 @@ struct ServeFlags {
     if (!config) return config.status();
     const std::pair<const char*, const std::string*> more[] = {
         {"listen", &listen}, {"history", &history}, {"remote_write.url", &remote_write},
-        {"dcgm_hostname_label", &host_label}};
+        {"dcgm_hostname_label", &host_label}, {"web_config_file", &web_config}};
     for (const auto& [key, value] : more) {
       if (value->empty()) continue;
       if (Status s = set_key(*config, key, *value, find_key(key)->flag); !s) return s;
@@ -130,6 +131,8 @@ int run_serve(int argc, char** argv) {
   app.add_option("--sim-prefill", prefill,
                  "simulator only: start with this much history (e.g. 1h), computed at once on a virtual clock "
                  "(demos, tests of the web page)");
+  app.add_option("--web-config-file", flags.web_config,
+                 "exporter-toolkit web config (web-config.yml): TLS, basic auth, response headers for every route");
   app.add_flag("--push", flags.push,
                "accept pushed allocator telemetry: Pushgateway API on /metrics/job/... and OTLP JSON on /v1/metrics");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
@@ -174,6 +177,14 @@ int run_serve(int argc, char** argv) {
     }
     options.push = *store;
   }
+  if (!config->web_config_file.empty()) {
+    auto security = WebSecurity::open(config->web_config_file);
+    if (!security) {
+      std::cerr << "gpulens serve: web_config_file: " << security.status().message() << "\n";
+      return kExitUsage;
+    }
+    options.security = *security;
+  }
   auto agent = make_agent(*config, options, false);
   if (!agent) {
     std::cerr << "gpulens serve: " << agent.status().message() << "\n";
@@ -202,7 +213,12 @@ int run_serve(int argc, char** argv) {
     std::cerr << "gpulens serve: " << s.message() << "\n";
     return kExitFailure;
   }
-  log::info("serving", {{"url", "http://" + config->listen + "/metrics"}});
+  {
+    const auto web = options.security ? options.security->current() : nullptr;
+    log::info("serving", {{"url", std::string(web && web->tls ? "https://" : "http://") + config->listen + "/metrics"},
+                          {"web_config", config->web_config_file.empty() ? "none" : config->web_config_file},
+                          {"basic_auth", web && !web->config.users.empty() ? "on" : "off"}});
+  }
   if (options.push) {
     log::info("push receiver", {{"url", "http://" + config->listen + "/metrics/job/<job>"},
                                 {"otlp", "http://" + config->listen + "/v1/metrics"},

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "server/web_security.h"
 #include "sources/registry.h"
 #include "sources/sim/scenario.h"
 #include "util/duration.h"
@@ -334,6 +335,16 @@ std::vector<std::string> validate(const AgentConfig& c) {
       std::string known;
       for (const auto& e : source_entries()) known += (known.empty() ? "" : ", ") + std::string(e.name);
       problems.push_back("unknown source \"" + s + "\" (known: " + known + ")");
+    }
+  }
+  if (!c.web_config_file.empty()) {
+    if (Status s = check_web_config_file(c.web_config_file); !s) {
+      problems.push_back("web_config_file: " + s.message());
+    } else if (!c.push.token_file.empty() && c.push.enabled) {
+      if (auto w = load_web_config(c.web_config_file); w && !w->users.empty()) {
+        problems.push_back("push.token_file and basic_auth_users of web_config_file both use the Authorization "
+                           "header: with basic auth on, pushes log in as a user; drop push.token_file");
+      }
     }
   }
   if (std::find(c.sources.begin(), c.sources.end(), "sim") != c.sources.end()) {

@@ -73,6 +73,7 @@ struct AgentConfig {
   std::vector<std::string> sources = {"nvml", "host"};
   bool dcgm_names = false;
   std::string dcgm_hostname_label = "Hostname";  // Hostname, hostname or none
+  std::string web_config_file;  // exporter-toolkit web-config.yml: TLS, basic auth, headers ("" none)
   SourceOptions source;
   RemoteWriteConfig remote_write;
   PushConfig push;

@@ -126,6 +126,9 @@ std::vector<ConfigKey> agent_keys() {
   return {
       key("listen", kListen, FIELD(listen), "HOST:PORT the agent serves /metrics and the API on; 0.0.0.0:9400 for all",
           {.flag = "--listen"}),
+      key("web_config_file", kPath, FIELD(web_config_file),
+          "exporter-toolkit web config (TLS, basic auth, headers) for the listener; empty: plain HTTP",
+          {.flag = "--web-config-file"}),
       key("interval", kDuration, FIELD(interval_ms), "sampling interval", {.min = 100, .max = kHour, .flag = "--interval"}),
       key("history", kDuration, FIELD(history_ms), "how much history to keep in memory (for diagnosis)",
           {.min = 1000, .max = 30 * 24 * kHour, .flag = "--history"}),

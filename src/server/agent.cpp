@@ -178,6 +178,7 @@ Status Agent::start(AgentHooks hooks) {
   if (!options_.listen.empty()) {
     push::PushStore* push = options_.push.get();
     HttpServerOptions http{.listen = options_.listen};
+    http.security = options_.security;
     if (push) {
       http.max_body_bytes = std::max(http.max_body_bytes, push->options().limits.max_body_bytes);
       http.body_limit = [push, get = http.max_get_body_bytes](std::string_view m, std::string_view p) -> size_t {
@@ -209,7 +210,7 @@ void Agent::stop() {
   }
 }
 
-Status Agent::reload_web_config() { return Status::ok(); }
+Status Agent::reload_web_config() { return options_.security ? options_.security->reload() : Status::ok(); }
 
 std::string Agent::current_json(int only_gpu) {
   std::string out;

@@ -53,6 +53,8 @@ struct AgentOptions {
   std::string scenario_label;  // for gpulens_simulated{scenario}
   // The push receiver (serve --push); its series are published by a "push" source.
   std::shared_ptr<push::PushStore> push;
+  // TLS, basic auth and headers of the listener (serve --web-config-file); null: plain HTTP.
+  std::shared_ptr<WebSecurity> security;
 };
 
 // Hooks for modules the agent hosts without depending on them.

@@ -6,6 +6,9 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -13,12 +16,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <csignal>
 #include <charconv>
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <unordered_map>
 #include <vector>
+
+#include "util/log.h"
 
 namespace gpulens {
 namespace {
@@ -61,11 +68,12 @@ std::string_view reason(int status) {
   }
 }
 
-std::string error_response(int status, std::string_view msg) {
+std::string error_response(int status, std::string_view msg, std::string_view extra_headers = {}) {
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason(status)) +
                     "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: " +
                     std::to_string(msg.size() + 1) + "\r\n";
-  if (status == 503) out += "Retry-After: 1\r\n";
+  if (status == 503 || status == 429) out += "Retry-After: 1\r\n";
+  out += extra_headers;
   out += "\r\n";
   out += msg;
   out += '\n';
@@ -78,9 +86,17 @@ void send_and_forget(int fd, const std::string& bytes) {
 }
 
 enum class Phase { kIdle, kHead, kBody, kLinger };
+// Admission of the request at the head of c.in: rate limit, then basic auth.
+enum class Admit { kUnchecked, kPending, kGranted, kDenied };
 
 struct Conn {
   int fd = -1;
+  uint64_t id = 0;             // unique for the server's life (fds are reused)
+  SSL* ssl = nullptr;          // TLS connections
+  bool handshaking = false;
+  bool ssl_want_write = false; // OpenSSL needs the socket writable to go on reading
+  std::shared_ptr<const WebSecurity::State> tls_state;  // keeps the context of its handshake
+  Admit admit = Admit::kUnchecked;
   std::string in;
   std::string out;
   size_t out_off = 0;
@@ -129,7 +145,9 @@ HttpServer::HttpServer(HttpServerOptions options, Handler handler)
 HttpServer::~HttpServer() { stop(); }
 
 HttpServerStats HttpServer::stats() const {
-  return {.accepted = accepted_, .evicted = evicted_, .refused_busy = refused_busy_, .timed_out = timed_out_, .open = open_};
+  return {.accepted = accepted_, .evicted = evicted_, .refused_busy = refused_busy_, .timed_out = timed_out_,
+          .open = open_, .tls_failed = tls_failed_, .unauthorized = unauthorized_, .too_many = too_many_,
+          .bcrypt_runs = verifier_ ? verifier_->stats().bcrypt_runs : 0};
 }
 
 Status HttpServer::start() {
@@ -169,6 +187,11 @@ Status HttpServer::start() {
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
   ev.data.fd = wake_fd_;
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  if (options_.security) {
+    verifier_ = std::make_unique<BasicAuthVerifier>(options_.max_auth_queue);
+    ev.data.fd = verifier_->notify_fd();
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, verifier_->notify_fd(), &ev);
+  }
   stopping_ = false;
   thread_ = std::thread([this] { run(); });
   return Status::ok();
@@ -184,10 +207,22 @@ void HttpServer::stop() {
   close(epoll_fd_);
   close(wake_fd_);
   listen_fd_ = epoll_fd_ = wake_fd_ = -1;
+  verifier_.reset();
 }
 
 void HttpServer::run() {
   const HttpServerOptions& o = options_;
+  // A TLS write to a peer that is gone raises SIGPIPE (OpenSSL writes with
+  // write(2)): blocked on this thread, the write fails with EPIPE instead.
+  sigset_t pipe_set;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);
+  WebSecurity* security = o.security.get();
+  const std::string default_headers = security_headers(nullptr);
+  uint64_t next_id = 1;
+  double rate_tokens = -1;  // rate_limit bucket; < 0: not started
+  int64_t rate_at = 0;
   std::unordered_map<int, std::unique_ptr<Conn>> conns;
   size_t total_body = 0;   // announced body bytes in progress, all connections
   size_t body_conns = 0;   // connections in the body phase
@@ -217,6 +252,7 @@ void HttpServer::run() {
     auto it = conns.find(fd);
     if (it == conns.end()) return;
     release_body(*it->second);
+    if (it->second->ssl) SSL_free(it->second->ssl);
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
     close(fd);
     conns.erase(it);
@@ -224,14 +260,15 @@ void HttpServer::run() {
   };
   auto wants_read = [&](const Conn& c) {
     if (c.peer_closed) return false;
-    if (c.phase == Phase::kLinger) return true;
+    if (c.phase == Phase::kLinger || c.handshaking) return true;
+    if (c.admit == Admit::kPending) return false;
     if (c.close_after) return false;
     if (c.pending() >= o.max_queued_response_bytes || c.queued >= o.max_pipelined) return false;
     return c.in.size() < o.request.max_head_bytes + 1 + c.body_reserved;
   };
   auto update_events = [&](Conn& c) {
     uint32_t want = (wants_read(c) ? static_cast<uint32_t>(EPOLLIN) : 0u) |
-                    (c.pending() > 0 ? static_cast<uint32_t>(EPOLLOUT) : 0u);
+                    (c.pending() > 0 || c.ssl_want_write ? static_cast<uint32_t>(EPOLLOUT) : 0u);
     if (want == c.events) return;
     epoll_event ev{};
     ev.events = want;
@@ -239,11 +276,103 @@ void HttpServer::run() {
     epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
     c.events = want;
   };
-  auto queue_error = [&](Conn& c, int status, std::string_view msg) {
-    c.out += error_response(status, msg);
+  // The security headers of the running web config (defaults without one).
+  auto sec_headers = [&](const WebSecurity::State* st) -> const std::string& {
+    return st ? st->headers : default_headers;
+  };
+  auto queue_error = [&](Conn& c, int status, std::string_view msg, std::string_view extra = {}) {
+    std::string headers(extra);
+    headers += sec_headers(security ? security->current().get() : nullptr);
+    c.out += error_response(status, msg, headers);
     c.close_after = true;
     c.linger = true;
     ++c.queued;
+  };
+
+  // Bytes read: > 0; 0 at the end of the stream; -1 try later; -2 broken.
+  auto conn_recv = [&](Conn& c, char* buf, size_t n) -> ssize_t {
+    if (!c.ssl) {
+      ssize_t r = recv(c.fd, buf, n, 0);
+      if (r >= 0) return r;
+      return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2;
+    }
+    ERR_clear_error();
+    const int r = SSL_read(c.ssl, buf, static_cast<int>(std::min<size_t>(n, INT_MAX)));
+    if (r > 0) return r;
+    switch (SSL_get_error(c.ssl, r)) {
+      case SSL_ERROR_WANT_READ: return -1;
+      case SSL_ERROR_WANT_WRITE: c.ssl_want_write = true; return -1;
+      case SSL_ERROR_ZERO_RETURN: return 0;
+      default: return -2;
+    }
+  };
+  auto conn_send = [&](Conn& c, const char* p, size_t n) -> ssize_t {
+    if (!c.ssl) {
+      ssize_t w = send(c.fd, p, n, MSG_NOSIGNAL);
+      if (w >= 0) return w;
+      return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2;
+    }
+    ERR_clear_error();
+    const int w = SSL_write(c.ssl, p, static_cast<int>(std::min<size_t>(n, INT_MAX)));
+    if (w > 0) return w;
+    const int e = SSL_get_error(c.ssl, w);
+    return e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ ? -1 : -2;
+  };
+  // One best-effort answer to a connection about to be closed.
+  auto say_and_forget = [&](Conn& c, const std::string& bytes) {
+    if (!c.ssl) {
+      send_and_forget(c.fd, bytes);
+    } else if (!c.handshaking) {
+      ERR_clear_error();
+      SSL_write(c.ssl, bytes.data(), static_cast<int>(bytes.size()));
+      SSL_shutdown(c.ssl);
+    }
+  };
+  // Drives a TLS handshake: 1 done, 0 in progress, -1 failed.
+  auto handshake = [&](Conn& c, int64_t now) -> int {
+    ERR_clear_error();
+    const int r = SSL_do_handshake(c.ssl);
+    c.ssl_want_write = false;
+    if (r == 1) {
+      if (Status s = c.tls_state->tls->check_peer(c.ssl); !s) {
+        ++tls_failed_;
+        log::debug("tls_refused", {{"reason", s.message()}});
+        return -1;
+      }
+      c.handshaking = false;
+      set_phase(c, Phase::kIdle, now);
+      return 1;
+    }
+    const int e = SSL_get_error(c.ssl, r);
+    if (e == SSL_ERROR_WANT_READ) return 0;
+    if (e == SSL_ERROR_WANT_WRITE) {
+      c.ssl_want_write = true;
+      return 0;
+    }
+    ++tls_failed_;
+    const unsigned long err = ERR_peek_last_error();
+    const char* why = err ? ERR_reason_error_string(err) : nullptr;
+    log::debug("tls_handshake_failed", {{"reason", why ? why : "connection closed"}});
+    return -1;
+  };
+  // Answers the request at the head of c.in without calling the handler
+  // (401, 429); a request with a body is not read further: the connection closes.
+  auto answer_early = [&](Conn& c, const RequestHead& head, int status, std::string_view msg, std::string_view extra,
+                          int64_t now) {
+    if (head.content_length > 0 || !head.keep_alive) {
+      queue_error(c, status, msg, extra);
+      return;
+    }
+    std::string headers(extra);
+    headers += sec_headers(security ? security->current().get() : nullptr);
+    std::string out = error_response(status, msg, headers);
+    out.erase(out.find("Connection: close\r\n"), 19);  // keep-alive: the request is complete
+    if (c.pending() == 0) c.write_progress = now;
+    c.out += out;
+    ++c.queued;
+    c.in.erase(0, head.head_bytes);
+    c.admit = Admit::kUnchecked;
+    set_phase(c, c.in.empty() ? Phase::kIdle : Phase::kHead, now);
   };
 
   // Answers every complete request in c.in while the connection's queue has room.
@@ -266,6 +395,46 @@ void HttpServer::run() {
           head.method != "DELETE") {
         queue_error(c, 405, "method not allowed");
         return;
+      }
+      const std::shared_ptr<const WebSecurity::State> st = security ? security->current() : nullptr;
+      if (st && c.admit == Admit::kUnchecked) {
+        // exporter-toolkit's order: the rate limit, then the credentials.
+        const WebConfig& w = st->config;
+        if (w.rate_limit_interval_ms > 0) {
+          const double burst = static_cast<double>(w.rate_limit_burst);
+          if (rate_tokens < 0) {
+            rate_tokens = burst;
+            rate_at = now;
+          }
+          rate_tokens = std::min(burst, rate_tokens + static_cast<double>(now - rate_at) /
+                                                          static_cast<double>(w.rate_limit_interval_ms));
+          rate_at = now;
+          if (rate_tokens < 1) {
+            ++too_many_;
+            answer_early(c, head, 429, "Too Many Requests", {}, now);
+            continue;
+          }
+          rate_tokens -= 1;
+        }
+        if (w.users.empty()) {
+          c.admit = Admit::kGranted;
+        } else {
+          switch (verifier_->check(w.users, head.header("authorization"), c.id)) {
+            case BasicAuthVerifier::Verdict::kGranted: c.admit = Admit::kGranted; break;
+            case BasicAuthVerifier::Verdict::kDenied: c.admit = Admit::kDenied; break;
+            case BasicAuthVerifier::Verdict::kPending: c.admit = Admit::kPending; return;
+            case BasicAuthVerifier::Verdict::kBusy:
+              ++too_many_;
+              answer_early(c, head, 429, "too many logins being checked; retry later", {}, now);
+              continue;
+          }
+        }
+      }
+      if (c.admit == Admit::kPending) return;
+      if (c.admit == Admit::kDenied) {
+        ++unauthorized_;
+        answer_early(c, head, 401, "Unauthorized", "WWW-Authenticate: Basic\r\n", now);
+        continue;
       }
       const size_t limit = body_limit(head.method, head.path);
       if (head.content_length > limit) {
@@ -301,6 +470,7 @@ void HttpServer::run() {
                         .content_encoding = head.header("content-encoding"),
                         .authorization = head.header("authorization"),
                         .body = std::string_view(c.in).substr(head.head_bytes, head.content_length),
+                        .tls = c.ssl != nullptr,
                         .headers = &head.headers};
       res.status = 200;
       res.content_type = "text/plain; charset=utf-8";
@@ -327,6 +497,7 @@ void HttpServer::run() {
       c.out.append(len, lp);
       c.out += "\r\n";
       c.out += res.headers;
+      c.out += sec_headers(st.get());
       c.out += head.keep_alive ? "\r\n" : "Connection: close\r\n\r\n";
       // Copied into the connection's buffer: the handler's view is only
       // valid until the next request.
@@ -335,6 +506,7 @@ void HttpServer::run() {
       c.served = true;
       c.close_after = !head.keep_alive;
       c.in.erase(0, need);
+      c.admit = Admit::kUnchecked;
       set_phase(c, c.in.empty() ? Phase::kIdle : Phase::kHead, now);
     }
   };
@@ -342,11 +514,9 @@ void HttpServer::run() {
   // Writes what the socket takes; false when the connection should close now.
   auto flush = [&](Conn& c, int64_t now) -> bool {
     while (c.pending() > 0) {
-      ssize_t w = send(c.fd, c.out.data() + c.out_off, c.pending(), MSG_NOSIGNAL);
-      if (w < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
-        return false;
-      }
+      ssize_t w = conn_send(c, c.out.data() + c.out_off, c.pending());
+      if (w == -1) return true;
+      if (w < 0) return false;
       c.out_off += static_cast<size_t>(w);
       c.write_progress = now;
     }
@@ -359,6 +529,7 @@ void HttpServer::run() {
         // Tell the client we are done, and read what it still sends for a
         // moment so that closing does not reset the connection before it
         // has read our answer.
+        if (c.ssl) SSL_shutdown(c.ssl);  // close_notify
         shutdown(c.fd, SHUT_WR);
         set_phase(c, Phase::kLinger, now);
       }
@@ -382,6 +553,13 @@ void HttpServer::run() {
 
   auto on_readable = [&](Conn& c, int64_t now) -> bool {
     char buf[kReadChunk];
+    if (c.handshaking) {
+      const int h = handshake(c, now);
+      if (h < 0) return false;
+      if (h == 0) return true;
+      // Done: the request may have come with the last handshake bytes.
+    }
+    c.ssl_want_write = false;
     if (c.phase == Phase::kLinger) {
       for (;;) {
         ssize_t r = recv(c.fd, buf, sizeof buf, 0);
@@ -394,7 +572,7 @@ void HttpServer::run() {
       }
     }
     while (wants_read(c)) {
-      ssize_t r = recv(c.fd, buf, sizeof buf, 0);
+      ssize_t r = conn_recv(c, buf, sizeof buf);
       if (r > 0) {
         c.in.append(buf, static_cast<size_t>(r));
         if (c.phase == Phase::kIdle) set_phase(c, Phase::kHead, now);
@@ -404,10 +582,18 @@ void HttpServer::run() {
         c.peer_closed = true;
         break;
       }
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (r == -1) break;
       return false;
     }
     return pump(c, now);
+  };
+  // After the connection could not be read for a while (queue full, login
+  // being checked): answer what is buffered, and read what TLS holds
+  // decrypted already (epoll does not see it).
+  auto resume = [&](Conn& c, int64_t now) -> bool {
+    if (!pump(c, now)) return false;
+    if (c.ssl && !c.handshaking && wants_read(c) && SSL_has_pending(c.ssl)) return on_readable(c, now);
+    return true;
   };
 
   // The connection to drop for a new one: one lingering after an error
@@ -430,6 +616,11 @@ void HttpServer::run() {
   };
 
   auto accept_all = [&](int64_t now) {
+    std::shared_ptr<const WebSecurity::State> current;
+    if (security) {
+      security->refresh_if_changed(now);  // certificates rotated: new connections get them
+      current = security->current();
+    }
     for (;;) {
       int cfd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (cfd < 0) {
@@ -437,7 +628,9 @@ void HttpServer::run() {
           close(spare_fd);
           cfd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
           if (cfd >= 0) {
-            send_and_forget(cfd, error_response(503, "server out of file descriptors; retry later"));
+            if (!current || !current->tls) {
+              send_and_forget(cfd, error_response(503, "server out of file descriptors; retry later"));
+            }
             close(cfd);
             ++refused_busy_;
           }
@@ -451,12 +644,15 @@ void HttpServer::run() {
           // A keep-alive connection between requests is closed quietly, as
           // its idle timeout would; one that never completed a request is told.
           if (victim->phase == Phase::kHead || !victim->served) {
-            send_and_forget(victim->fd, error_response(503, "connection dropped for a newer one: server full"));
+            say_and_forget(*victim, error_response(503, "connection dropped for a newer one: server full"));
           }
           ++evicted_;
           close_conn(victim->fd);
         } else {
-          send_and_forget(cfd, error_response(503, "every connection is busy with a request; retry later"));
+          // Over TLS nothing can be said before a handshake: closed.
+          if (!current || !current->tls) {
+            send_and_forget(cfd, error_response(503, "every connection is busy with a request; retry later"));
+          }
           close(cfd);
           ++refused_busy_;
           continue;
@@ -466,7 +662,21 @@ void HttpServer::run() {
       setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       auto c = std::make_unique<Conn>();
       c->fd = cfd;
+      c->id = next_id++;
       c->since = now;
+      if (current && current->tls) {
+        c->ssl = SSL_new(current->tls->get());
+        if (c->ssl == nullptr || SSL_set_fd(c->ssl, cfd) != 1) {
+          if (c->ssl) SSL_free(c->ssl);
+          close(cfd);
+          ++tls_failed_;
+          continue;
+        }
+        SSL_set_accept_state(c->ssl);
+        c->handshaking = true;
+        c->tls_state = current;
+        c->phase = Phase::kHead;  // the handshake runs on the head's deadline
+      }
       c->events = EPOLLIN;
       epoll_event ev{};
       ev.events = EPOLLIN;
@@ -495,15 +705,15 @@ void HttpServer::run() {
           break;
         case Phase::kHead:
           if (age > o.header_timeout_ms) {
-            send_and_forget(fd, error_response(408, "request head not complete within " +
-                                                        std::to_string(o.header_timeout_ms) + " ms"));
+            say_and_forget(c, error_response(408, "request head not complete within " +
+                                                      std::to_string(o.header_timeout_ms) + " ms"));
             dead.push_back(fd);
           }
           break;
         case Phase::kBody:
           if (age > o.body_timeout_ms) {
-            send_and_forget(fd, error_response(408, "request body not complete within " +
-                                                        std::to_string(o.body_timeout_ms) + " ms"));
+            say_and_forget(c, error_response(408, "request body not complete within " +
+                                                    std::to_string(o.body_timeout_ms) + " ms"));
             dead.push_back(fd);
           }
           break;
@@ -526,6 +736,19 @@ void HttpServer::run() {
     for (int i = 0; i < n; ++i) {
       const int fd = events[i].data.fd;
       if (fd == wake_fd_) continue;
+      if (verifier_ && fd == verifier_->notify_fd()) {
+        for (const auto& done : verifier_->take_done()) {
+          for (auto& [cfd, cp] : conns) {
+            Conn& c = *cp;
+            if (c.id != done.ticket || c.admit != Admit::kPending) continue;
+            c.admit = done.granted ? Admit::kGranted : Admit::kDenied;
+            if (resume(c, now)) update_events(c);
+            else close_conn(cfd);
+            break;
+          }
+        }
+        continue;
+      }
       if (fd == listen_fd_) {
         accept_all(now);
         continue;
@@ -537,9 +760,10 @@ void HttpServer::run() {
       if (alive && (events[i].events & (EPOLLIN | EPOLLHUP))) alive = on_readable(c, now);
       if (events[i].events & EPOLLHUP) alive = false;  // both directions gone
       if (alive && (events[i].events & EPOLLOUT)) {
-        alive = flush(c, now);
+        if (c.handshaking || c.ssl_want_write) alive = on_readable(c, now);
+        if (alive) alive = flush(c, now);
         // The client read: answer what it pipelined while we waited.
-        if (alive && c.pending() == 0) alive = pump(c, now);
+        if (alive && c.pending() == 0) alive = resume(c, now);
       }
       if (alive) update_events(c);
       else close_conn(fd);
@@ -549,7 +773,10 @@ void HttpServer::run() {
       last_expire = now;
     }
   }
-  for (auto& [fd, c] : conns) close(fd);
+  for (auto& [fd, c] : conns) {
+    if (c->ssl) SSL_free(c->ssl);
+    close(fd);
+  }
   if (spare_fd >= 0) close(spare_fd);
   open_ = 0;
 }

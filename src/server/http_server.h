@@ -31,6 +31,15 @@
 //   ...
 //   server.stop();
 //
+// With a web config (options.security, see web_security.h) the listener
+// speaks TLS (handshake within the head deadline; a failed one is closed
+// and counted), every request of every route needs basic auth when users
+// are set (401 with WWW-Authenticate: Basic before any body is read; bcrypt
+// runs off this thread, basic_auth.h), and rate_limit answers 429 before
+// auth. Every response carries the security headers (security_headers()).
+// A refusal at accept (503) cannot be spoken before a TLS handshake: such a
+// connection is closed.
+//
 // Thread-safety: start()/stop() from the owning thread; the handler and
 // body_limit run on the server thread. stats() may be called from any thread.
 #pragma once
@@ -38,13 +47,16 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "server/basic_auth.h"
 #include "server/http_request.h"
+#include "server/web_security.h"
 #include "util/status.h"
 
 namespace gpulens {
@@ -59,6 +71,7 @@ struct ServerRequest {
   std::string_view content_encoding;  // "" if absent
   std::string_view authorization;     // "" if absent
   std::string_view body;
+  bool tls = false;  // arrived over TLS
   const std::vector<std::pair<std::string_view, std::string_view>>* headers = nullptr;
 
   // The first header of that name (case-insensitive), "" if absent.
@@ -91,6 +104,9 @@ struct HttpServerOptions {
   // Body limit per route, in bytes, capped at max_body_bytes; unset: the two
   // defaults above by method. Called on the server thread.
   std::function<size_t(std::string_view method, std::string_view path)> body_limit;
+  // TLS, basic auth, headers, rate limit (serve --web-config-file); null: plain HTTP, no auth.
+  std::shared_ptr<WebSecurity> security;
+  size_t max_auth_queue = 8;              // logins waiting for bcrypt; 429 beyond
 };
 
 // Counters for tests and self-metrics. Monotonic unless noted.
@@ -100,6 +116,10 @@ struct HttpServerStats {
   uint64_t refused_busy = 0;      // answered 503 at accept
   uint64_t timed_out = 0;         // 408 or idle/write deadline
   uint64_t open = 0;              // current
+  uint64_t tls_failed = 0;        // handshakes that failed (or peers refused by client_allowed_sans)
+  uint64_t unauthorized = 0;      // answered 401
+  uint64_t too_many = 0;          // answered 429: rate limit or too many logins being checked
+  uint64_t bcrypt_runs = 0;       // passwords hashed (cache misses)
 };
 
 class HttpServer {
@@ -129,6 +149,8 @@ class HttpServer {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> accepted_{0}, evicted_{0}, refused_busy_{0}, timed_out_{0}, open_{0};
+  std::atomic<uint64_t> tls_failed_{0}, unauthorized_{0}, too_many_{0};
+  std::unique_ptr<BasicAuthVerifier> verifier_;
   std::thread thread_;
 };
 

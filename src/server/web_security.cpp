@@ -1,0 +1,130 @@
+// Loading, swapping and change detection of the web configuration.
+#include "server/web_security.h"
+
+#include <sys/stat.h>
+
+#include "util/log.h"
+
+namespace gpulens {
+
+std::string security_headers(const WebConfig* config) {
+  std::vector<std::pair<std::string, std::string>> h = {
+      {"X-Content-Type-Options", "nosniff"},
+      {"X-Frame-Options", "DENY"},
+      {"Referrer-Policy", "no-referrer"},
+      {"Cross-Origin-Resource-Policy", "same-origin"},
+      {"Content-Security-Policy", kDefaultContentSecurityPolicy},
+  };
+  if (config) {
+    for (const auto& [name, value] : config->headers) {
+      bool replaced = false;
+      for (auto& [n, v] : h) {
+        if (n == name) {
+          v = value;
+          replaced = true;
+        }
+      }
+      if (!replaced) h.emplace_back(name, value);
+    }
+  }
+  std::string out;
+  for (const auto& [n, v] : h) out += n + ": " + v + "\r\n";
+  return out;
+}
+
+Result<std::shared_ptr<const WebSecurity::State>> WebSecurity::load(const std::string& path) {
+  auto config = load_web_config(path);
+  if (!config) return config.status();
+  auto state = std::make_shared<State>();
+  if (config->tls_enabled) {
+    auto tls = make_tls_context(config->tls);
+    if (!tls) return Status(tls.status().code(), path + ": " + tls.status().message());
+    state->tls = *tls;
+  }
+  state->headers = security_headers(&*config);
+  state->config = std::move(*config);
+  return std::shared_ptr<const State>(std::move(state));
+}
+
+std::vector<WebSecurity::FileStamp> WebSecurity::stamps(const std::string& path, const WebConfig* config) {
+  std::vector<std::string> files = {path};
+  if (config) {
+    for (const std::string* f : {&config->tls.cert_file, &config->tls.key_file, &config->tls.client_ca_file}) {
+      if (!f->empty()) files.push_back(*f);
+    }
+  }
+  std::vector<FileStamp> out;
+  for (const auto& f : files) {
+    FileStamp s{.path = f};
+    struct stat st {};
+    if (stat(f.c_str(), &st) == 0) {
+      s.inode = st.st_ino;
+      s.size = st.st_size;
+      s.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<std::shared_ptr<WebSecurity>> WebSecurity::open(const std::string& path) {
+  auto state = load(path);
+  if (!state) return state.status();
+  std::shared_ptr<WebSecurity> sec(new WebSecurity());
+  sec->path_ = path;
+  sec->stamps_ = stamps(path, &(*state)->config);
+  sec->state_ = std::move(*state);
+  return sec;
+}
+
+std::shared_ptr<const WebSecurity::State> WebSecurity::current() const {
+  std::lock_guard lock(mu_);
+  return state_;
+}
+
+Status WebSecurity::reload() {
+  auto state = load(path_);
+  std::lock_guard lock(mu_);
+  if (!state) {
+    failed_stamps_ = stamps(path_, &state_->config);
+    return state.status();
+  }
+  stamps_ = stamps(path_, &(*state)->config);
+  failed_stamps_.clear();
+  state_ = std::move(*state);
+  return Status::ok();
+}
+
+void WebSecurity::refresh_if_changed(int64_t now_ms) {
+  std::vector<FileStamp> running;
+  {
+    std::lock_guard lock(mu_);
+    if (now_ms - last_check_ms_ < 1000) return;
+    last_check_ms_ = now_ms;
+    running = stamps_;
+  }
+  std::vector<FileStamp> now;
+  now.reserve(running.size());
+  for (const auto& s : running) now.push_back(stamps(s.path, nullptr).front());
+  if (now == running) return;
+  {
+    std::lock_guard lock(mu_);
+    if (now == failed_stamps_) return;  // this change failed already and was logged
+  }
+  if (Status s = reload(); !s) {
+    {
+      std::lock_guard lock(mu_);
+      failed_stamps_ = now;
+    }
+    log::warn("web_config", {{"file", path_}, {"result", "kept the running web config"}, {"reason", s.message()}});
+  } else {
+    log::info("web_config", {{"file", path_}, {"result", "reloaded: a file changed"}});
+  }
+}
+
+Status check_web_config_file(const std::string& path) {
+  auto sec = WebSecurity::open(path);
+  return sec ? Status::ok() : sec.status();
+}
+
+}  // namespace gpulens
