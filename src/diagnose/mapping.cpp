@@ -86,6 +86,7 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["host_disk_io_time_seconds_total"] = {host(H::kDiskBusy, true)};
     t["host_infiniband_receive_bytes_total"] = {host(H::kIbRxBps, true)};
     t["host_infiniband_transmit_bytes_total"] = {host(H::kIbTxBps, true)};
+    t["host_infiniband_rate_bytes"] = {host(H::kIbRate)};
     t["serving_requests_running"] = {host(H::kRequestsRunning)};
     t["serving_requests_waiting"] = {host(H::kRequestsWaiting)};
     // dcgm-exporter (reference §4.4, §4.5: units converted to ours)
@@ -123,6 +124,7 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["node_disk_io_time_seconds_total"] = {host(H::kDiskBusy, true)};
     t["node_infiniband_port_data_received_bytes_total"] = {host(H::kIbRxBps, true)};
     t["node_infiniband_port_data_transmitted_bytes_total"] = {host(H::kIbTxBps, true)};
+    t["node_infiniband_rate_bytes_per_second"] = {host(H::kIbRate)};
     // vLLM
     t["vllm:num_requests_running"] = {host(H::kRequestsRunning)};
     t["vllm:num_requests_waiting"] = {host(H::kRequestsWaiting)};
@@ -355,7 +357,23 @@ void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, cons
       h.processes.try_emplace(std::move(key), std::move(p));
       break;
     }
-    case K::kHost: h.parts[b.sig].push_back(std::move(s)); break;
+    case K::kHost: {
+      // Network links are also kept per device, to judge each against its own speed.
+      const auto sig = static_cast<HostSig>(b.sig);
+      const bool ib = sig == HostSig::kIbRxBps || sig == HostSig::kIbTxBps || sig == HostSig::kIbRate;
+      const bool nic = sig == HostSig::kNicRxBps || sig == HostSig::kNicTxBps || sig == HostSig::kNicSpeed;
+      if (ib || nic) {
+        std::string dev(label_of(labels, "device"));
+        if (ib && !label_of(labels, "port").empty()) dev += "/" + std::string(label_of(labels, "port"));
+        LinkAcc& l = h.links[{ib, dev}];
+        const int part = sig == HostSig::kNicRxBps || sig == HostSig::kIbRxBps   ? 0
+                         : sig == HostSig::kNicTxBps || sig == HostSig::kIbTxBps ? 1
+                                                                                 : 2;
+        l.parts[part].push_back(s);
+      }
+      h.parts[b.sig].push_back(std::move(s));
+      break;
+    }
     case K::kLatencyBucket: h.buckets[b.le].push_back(std::move(s)); break;
     case K::kTritonDuration: h.triton_duration.push_back(std::move(s)); break;
     case K::kTritonCount: h.triton_count.push_back(std::move(s)); break;
@@ -425,6 +443,28 @@ Series ratio(const Series& a, const Series& b, double scale = 1.0) {
   return out;
 }
 
+// One link's utilisation: max(rx, tx) over its speed, the speed held from
+// its last sample (a speed is a gauge scraped beside the counters, but need
+// not share their timestamps). No speed: not judged (empty).
+LinkSignals judge_link(const std::string& device, bool infiniband, const std::array<std::vector<Series>, 3>& parts) {
+  LinkSignals out{.device = device, .infiniband = infiniband};
+  const Series speed = merge(parts[2], Combine::kMax);
+  const Series rx = merge(parts[0], Combine::kMax), tx = merge(parts[1], Combine::kMax);
+  std::vector<const Series*> dirs;
+  if (!rx.empty()) dirs.push_back(&rx);
+  if (!tx.empty()) dirs.push_back(&tx);
+  if (speed.empty() || dirs.empty()) return out;
+  const Series traffic = combine(dirs, Combine::kMax);
+  size_t j = 0;
+  double held = speed.front().v;  // before the first speed sample: the first
+  for (const Point& p : traffic) {
+    for (; j < speed.size() && speed[j].t_ms <= p.t_ms; ++j) held = speed[j].v;
+    if (held > 0) out.util.push_back({p.t_ms, p.v / held});
+  }
+  for (const Point& p : speed) out.speed = std::max(out.speed, p.v);
+  return out;
+}
+
 Series latency_p99(const std::map<double, std::vector<Series>>& buckets) {
   if (buckets.empty()) return {};
   std::vector<std::pair<double, Series>> per_le;
@@ -474,6 +514,11 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
     for (auto& [key, parts] : from.presence) {
       for (Series& s : parts) into.presence[key].push_back(std::move(s));
     }
+    for (auto& [key, l] : from.links) {
+      for (size_t i = 0; i < l.parts.size(); ++i) {
+        for (Series& s : l.parts[i]) into.links[key].parts[i].push_back(std::move(s));
+      }
+    }
     hosts_.erase(other_hosts[0]);
   }
 
@@ -504,6 +549,15 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
       const Series cnt = merge(h.triton_success.empty() ? h.triton_count : h.triton_success, Combine::kSum);
       hs.sig(HostSig::kLatencyMean) = ratio(dur, cnt);
     }
+    std::vector<const Series*> nic_utils, ib_utils;
+    for (auto& [key, l] : h.links) {
+      LinkSignals link = judge_link(key.second, key.first, l.parts);
+      if (link.util.empty()) continue;
+      hs.links.push_back(std::move(link));
+    }
+    for (const LinkSignals& l : hs.links) (l.infiniband ? ib_utils : nic_utils).push_back(&l.util);
+    hs.sig(HostSig::kNicUtil) = combine(nic_utils, Combine::kMax);
+    hs.sig(HostSig::kIbUtil) = combine(ib_utils, Combine::kMax);
     for (auto& [key, p] : h.processes) {
       p.present = merge(h.presence[key], Combine::kMax);
       hs.processes.push_back(std::move(p));

@@ -21,6 +21,7 @@
 // Thread-safety: a builder is used from one thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -95,6 +96,9 @@ class SignalSetBuilder {
     std::vector<std::vector<Series>> parts = std::vector<std::vector<Series>>(kGpuSigCount);
     std::map<std::pair<GpuSig, std::string>, std::vector<Series>> by_process;  // allocator signals per pid
   };
+  struct LinkAcc {
+    std::array<std::vector<Series>, 3> parts;  // rx, tx, speed
+  };
   struct HostAcc {
     std::vector<std::vector<Series>> parts = std::vector<std::vector<Series>>(kHostSigCount);
     std::map<double, std::vector<Series>> buckets;  // le -> bucket rates
@@ -103,6 +107,7 @@ class SignalSetBuilder {
     // by pid, gpu, cpus, numa_nodes: a changed affinity is a new entry
     std::map<std::string, ProcessPlacement> processes;
     std::map<std::string, std::vector<Series>> presence;
+    std::map<std::pair<bool, std::string>, LinkAcc> links;  // (infiniband, device) -> rx, tx, speed
   };
   GpuAcc& gpu_of(HostAcc& host, LabelSpan labels);
   void feed(HostAcc& host, const Binding& b, LabelSpan labels, const Series& points, bool already_rate);

@@ -314,12 +314,37 @@ class Rules {
     return r;
   }
 
+  // Each Ethernet interface against its own speed (HostSignals::links);
+  // without per-device data, the busiest NIC against the fastest's speed.
   Aligned nic_util() const {
+    if (has(H::kNicUtil)) return A(H::kNicUtil);
     if (!has(H::kNicSpeed)) return Aligned(n_, nan());
     const Aligned speed = A(H::kNicSpeed);
     Aligned u = max_of(A(H::kNicRxBps), A(H::kNicTxBps));
     for (size_t i = 0; i < n_; ++i) u[i] = speed[i] > 0 ? u[i] / speed[i] : nan();
     return u;
+  }
+
+  // The link of a kind that was busiest (mean utilisation) while the rule
+  // held: "eth2 at 97 % of its 25 Gb/s". Empty without per-device data.
+  std::string busiest_link(bool infiniband, const std::vector<int8_t>& holds) const {
+    const LinkSignals* best = nullptr;
+    double best_mean = -1;
+    for (const LinkSignals& l : c_.host.links) {
+      if (l.infiniband != infiniband) continue;
+      const Aligned u = A(l.util);
+      double sum = 0;
+      size_t n = 0;
+      for (size_t i = 0; i < n_ && i < holds.size(); ++i) {
+        if (holds[i] && known(u[i])) { sum += u[i]; ++n; }
+      }
+      if (n > 0 && sum / static_cast<double>(n) > best_mean) { best_mean = sum / static_cast<double>(n); best = &l; }
+    }
+    if (best == nullptr) return {};
+    char b[160];
+    std::snprintf(b, sizeof b, "%s at %.0f %% of its %.0f Gb/s", best->device.c_str(), 100 * best_mean,
+                  best->speed * 8 / 1e9);
+    return b;
   }
 
   RuleResult network_fallback() {
@@ -341,7 +366,7 @@ class Rules {
       r.holds[i] = ib[i] < th_.ib_idle_bytes_per_second && nic[i] >= th_.nic_util && util_[i] > th_.active_util &&
                    (!known(busy_[i]) || busy_[i] < th_.starved_sm_active);
     }
-    r.evidence.push_back({"nic_util", nic, th_.nic_util});
+    r.evidence.push_back({"nic_util", nic, th_.nic_util, busiest_link(false, r.holds)});
     r.evidence.push_back({"ib_bps", ib, th_.ib_idle_bytes_per_second});
     r.evidence.push_back({busy_name_, busy_, th_.starved_sm_active});
     r.action = "Multi-node traffic runs over the Ethernet NIC at line rate while the InfiniBand ports idle: NCCL "
@@ -361,22 +386,25 @@ class Rules {
       nv = max_of(ratio(A(G::kNvlinkRxBps), peak), ratio(A(G::kNvlinkTxBps), peak));
     }
     const Aligned nic = nic_util();
+    const Aligned ib = has(H::kIbUtil) ? A(H::kIbUtil) : Aligned(n_, nan());
     const bool nv_known = known(percentile(nv, 0.5));
     const bool nic_known = known(percentile(nic, 0.5));
-    if (!nv_known && !nic_known) {
+    const bool ib_known = known(percentile(ib, 0.5));
+    if (!nv_known && !nic_known && !ib_known) {
       not_assessed("communication", "no NVLink throughput with a known peak and no network throughput");
       return {};
     }
     RuleResult r = make("communication", "io", Severity::kWarning, th_.default_for_ms);
     for (size_t i = 0; i < n_; ++i) {
       if (!known(util_[i]) || !known(busy_[i])) continue;
-      const bool link_busy = nv[i] >= th_.nvlink_util || nic[i] >= th_.nvlink_util;
+      const bool link_busy = nv[i] >= th_.nvlink_util || nic[i] >= th_.nvlink_util || ib[i] >= th_.nvlink_util;
       r.holds[i] = util_[i] >= th_.busy_util && busy_[i] < th_.starved_sm_active && link_busy;
     }
     r.evidence.push_back({"gpu_util", util_, th_.busy_util});
     r.evidence.push_back({busy_name_, busy_, th_.starved_sm_active});
     if (nv_known) r.evidence.push_back({"nvlink_util", nv, th_.nvlink_util});
-    if (nic_known) r.evidence.push_back({"nic_util", nic, th_.nvlink_util});
+    if (nic_known) r.evidence.push_back({"nic_util", nic, th_.nvlink_util, busiest_link(false, r.holds)});
+    if (ib_known) r.evidence.push_back({"ib_util", ib, th_.nvlink_util, busiest_link(true, r.holds)});
     r.action = "Collective communication dominates: the GPU looks busy while its SMs wait in NCCL. Overlap "
                "communication with compute (DDP buckets, FSDP prefetch), accumulate gradients, check the "
                "topology with nvidia-smi topo -m, confirm with NCCL_DEBUG=INFO or Nsight Systems.";

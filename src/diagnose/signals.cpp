@@ -26,7 +26,7 @@ std::string_view signal_name(HostSig s) {
       "cpu_total",   "cpu_idle",    "cpu_iowait",  "host_cpu_busy",    "iowait",
       "psi_cpu",     "psi_io",      "disk_busy",   "nic_rx_bps",       "nic_tx_bps",
       "nic_speed_bps", "ib_rx_bps", "ib_tx_bps",   "latency_p99",      "latency_mean",
-      "requests_running", "requests_waiting"};
+      "requests_running", "requests_waiting", "ib_rate_bps", "nic_util", "ib_util"};
   return kNames[static_cast<size_t>(s)];
 }
 

@@ -90,6 +90,9 @@ enum class HostSig : uint8_t {
   kLatencyMean,   // seconds (Triton: duration / count)
   kRequestsRunning,
   kRequestsWaiting,
+  kIbRate,        // bytes/s rate of the fastest InfiniBand/RoCE port
+  kNicUtil,       // ratio: the busiest Ethernet interface's traffic (rx or tx) over its own speed (derived)
+  kIbUtil,        // ratio: the busiest InfiniBand/RoCE port's traffic over its own rate (derived)
   kCount
 };
 
@@ -127,8 +130,20 @@ struct ProcessPlacement {
   Series present;
 };
 
+// One network link judged on its own: an Ethernet interface against its
+// speed, an InfiniBand/RoCE port against its rate. Only links with a known
+// speed are kept (the host source gives none to virtual interfaces and bond
+// slaves; node_exporter's loopback, container and IPoIB devices are skipped).
+struct LinkSignals {
+  std::string device;        // "eth0", "bond0"; "mlx5_0/1" for a port
+  bool infiniband = false;
+  double speed = 0;          // bytes/s, the largest seen
+  Series util;               // ratio: max(rx, tx) / speed
+};
+
 struct HostSignals {
   std::string name;
+  std::vector<LinkSignals> links;  // by device
   std::vector<GpuSignals> gpus;  // ordered by index
   std::vector<ProcessPlacement> processes;  // ordered by (pid, gpu)
   std::array<Series, kHostSigCount> sigs;

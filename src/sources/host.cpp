@@ -194,6 +194,11 @@ class HostSource final : public Source {
         const std::string dev = label("device", d.device);
         f.set_node(FieldId::kHostNetworkReceiveBytes, dev, d.rx_bytes);
         f.set_node(FieldId::kHostNetworkTransmitBytes, dev, d.tx_bytes);
+        // The speed is what diagnosis judges an interface against, so only
+        // interfaces that carry their own traffic get one: a virtual
+        // interface (no device behind it: veth, bridge, tun) or a bond's slave
+        // (its traffic is the bond's too) is left without.
+        if (!judged_interface(d.device)) continue;
         double mbit = 0;
         if (read_file(o_.sys_root + "/class/net/" + d.device + "/speed", buf_) &&
             std::from_chars(buf_.data(), buf_.data() + buf_.size(), mbit).ec == std::errc() && mbit > 0) {
@@ -210,6 +215,15 @@ class HostSource final : public Source {
   }
 
  private:
+  // A physical interface (sysfs `device` link) that is not a bond's slave,
+  // or a bond (sysfs `bonding`, its speed the sum of its active slaves).
+  bool judged_interface(const std::string& dev) const {
+    const std::string dir = o_.sys_root + "/class/net/" + dev;
+    std::error_code ec;
+    if (fs::exists(dir + "/bonding", ec)) return true;
+    return fs::exists(dir + "/device", ec) && !fs::exists(dir + "/bonding_slave", ec);
+  }
+
   void sample_infiniband(Frame& f) {
     std::error_code ec;
     const fs::path root = o_.sys_root + "/class/infiniband";

@@ -3,7 +3,10 @@
 // for "the GPU is waiting for data" and "NCCL went over TCP".
 //
 // Reads procfs and sysfs under overridable roots (HostOptions), so tests aim
-// it at fixture trees. Each file is parsed by a pure function below; a file
+// it at fixture trees. A NIC's speed (what diagnosis judges it against) is
+// given only to interfaces that carry their own traffic: physical ones
+// (sysfs `device`) that are not a bond's slave, and bonds; virtual
+// interfaces and bond slaves keep their byte counters without a speed. Each file is parsed by a pure function below; a file
 // that cannot be read makes sample() return an error naming it, while the
 // values of the other files are still reported.
 #pragma once

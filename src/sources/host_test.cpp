@@ -65,9 +65,24 @@ TEST(HostSource, ReadsFixtureTree) {
   write(root / "proc/stat", "cpu  100 0 100 800 0 0 0 0\ncpu0 100 0 100 800 0 0 0 0\n");
   write(root / "proc/pressure/io", "some avg10=0 avg60=0 avg300=0 total=3000000\nfull avg10=0 avg60=0 avg300=0 total=1000000\n");
   write(root / "proc/diskstats", " 259 0 nvme0n1 1 0 8 0 1 0 8 0 0 2000 0\n 259 1 nvme0n1p1 1 0 8 0 1 0 8 0 0 2000 0\n");
-  write(root / "proc/net/dev", "h\nh\n eth0: 10 0 0 0 0 0 0 0 20 0 0 0 0 0 0 0\n");
+  write(root / "proc/net/dev",
+        "h\nh\n eth0: 10 0 0 0 0 0 0 0 20 0 0 0 0 0 0 0\n"
+        " eth1: 10 0 0 0 0 0 0 0 20 0 0 0 0 0 0 0\n bond0: 10 0 0 0 0 0 0 0 20 0 0 0 0 0 0 0\n"
+        " veth9: 10 0 0 0 0 0 0 0 20 0 0 0 0 0 0 0\n eth2: 10 0 0 0 0 0 0 0 20 0 0 0 0 0 0 0\n");
   write(root / "sys/block/nvme0n1/size", "1\n");
   write(root / "sys/class/net/eth0/speed", "100000\n");
+  write(root / "sys/class/net/eth0/device/vendor", "0x15b3\n");
+  // eth1 is bond0's slave: judged as the bond (speed: the bond's), not twice.
+  write(root / "sys/class/net/eth1/speed", "100000\n");
+  write(root / "sys/class/net/eth1/device/vendor", "0x15b3\n");
+  write(root / "sys/class/net/eth1/bonding_slave/state", "active\n");
+  write(root / "sys/class/net/bond0/speed", "200000\n");
+  write(root / "sys/class/net/bond0/bonding/mode", "802.3ad 4\n");
+  // A virtual interface has no device behind it.
+  write(root / "sys/class/net/veth9/speed", "10000\n");
+  // A link that is down reports speed -1: no speed, not judged.
+  write(root / "sys/class/net/eth2/speed", "-1\n");
+  write(root / "sys/class/net/eth2/device/vendor", "0x8086\n");
   write(root / "sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data", "25\n");
   write(root / "sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data", "50\n");
   write(root / "sys/class/infiniband/mlx5_0/ports/1/rate", "400 Gb/sec (4X NDR)\n");
@@ -94,6 +109,11 @@ TEST(HostSource, ReadsFixtureTree) {
   EXPECT_DOUBLE_EQ(value(FieldId::kHostDiskIoTime, "device=\"nvme0n1\""), 2.0);
   EXPECT_DOUBLE_EQ(value(FieldId::kHostDiskIoTime, "device=\"nvme0n1p1\""), -1.0);  // partition skipped
   EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, "device=\"eth0\""), 12.5e9);
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, "device=\"bond0\""), 25e9);
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, "device=\"eth1\""), -1.0);   // bond slave
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, "device=\"veth9\""), -1.0);  // virtual
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, "device=\"eth2\""), -1.0);   // link down
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkReceiveBytes, "device=\"eth1\""), 10);  // bytes still exported
   EXPECT_DOUBLE_EQ(value(FieldId::kHostInfinibandReceiveBytes, "device=\"mlx5_0\",port=\"1\""), 100);
 
   // An unreadable file is an error naming it; the rest is still reported.
