@@ -12,7 +12,8 @@
 #   - each host's expected top cause, with the node's CPU evidence joined;
 #   - memory is bounded by the batch: --max-series 1000 (a batch holds ~900
 #     series, the fleet 2,172) refuses one pass and succeeds in batches;
-#   - VictoriaMetrics and Prometheus give the same report.
+#   - VictoriaMetrics and Prometheus give the same report, also with the
+#     API under a path prefix (/prometheus, as Mimir and VM cluster serve it).
 #
 #   diagnose_fleet_test.sh GPULENS SOURCE_DIR
 set -euo pipefail
@@ -102,4 +103,14 @@ PY
 done
 cmp -s "$STACK/vm-batched.json" "$STACK/prom-batched.json" \
   || stack_fail "VictoriaMetrics and Prometheus reports differ"
+
+# A query API under a path prefix, as Mimir (/prometheus), VictoriaMetrics
+# cluster (/select/0/prometheus) and single-node VictoriaMetrics
+# (/prometheus) serve it: the same report.
+set +e
+"$gpulens" diagnose --prometheus "http://127.0.0.1:$vm_port/prometheus/" --end "$end" --range 1h --format json \
+  --batch-hosts 5 > "$STACK/vm-prefix.json" 2> "$STACK/vm-prefix.err"
+set -e
+cmp -s "$STACK/vm-batched.json" "$STACK/vm-prefix.json" \
+  || stack_fail "under /prometheus/: $(cat "$STACK/vm-prefix.err")"
 echo "ok"
