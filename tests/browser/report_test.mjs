@@ -3,7 +3,8 @@
 //   node report_test.mjs diagnose FILE.html GPU CAUSE   the finding on that GPU only, one chart per
 //                                                       plotted evidence signal, each with its threshold
 //   node report_test.mjs trace FILE.html RANKS          a section per rank, the across-ranks and
-//                                                       per-rank charts with their series
+//                                                       per-rank charts with their series (stacked:
+//                                                       the legend lists the top of the stack first)
 // Every request is blocked and counted: a report must render from its own
 // file. No console error. Exits 1 with the reason on the first failed check.
 import { chromium } from "playwright-core";
@@ -56,11 +57,11 @@ try {
     const rows = await page.$$eval("#ranks tr[data-rank]", (els) => els.length);
     if (rows !== ranks) fail(`${rows} rows in the across-ranks table, expected ${ranks}`);
     const across = await seriesOf("#across .uplot");
-    if (across.length !== 1 || across[0].labels.join(",") !== "compute,non-compute,idle") fail("across-ranks chart: " + JSON.stringify(across));
+    if (across.length !== 1 || across[0].labels.join(",") !== "idle,non-compute,compute") fail("across-ranks chart: " + JSON.stringify(across));
     const types = await seriesOf("section.rank .chart.kernel-types");
     if (types.length !== ranks || !types.every((c) => c.canvas && c.labels.length === 1)) fail("kernel-type charts: " + JSON.stringify(types));
     const idle = await seriesOf("section.rank .chart.idle-causes");
-    if (!idle.every((c) => c.canvas && c.labels.join(",") === "host wait,kernel wait,other")) fail("idle charts: " + JSON.stringify(idle));
+    if (!idle.every((c) => c.canvas && c.labels.join(",") === "other,kernel wait,host wait")) fail("idle charts: " + JSON.stringify(idle));
     const top = await page.$$eval("section.rank table.top tr", (els) => els.length);
     if (top < ranks * 2) fail("top kernels missing");
     console.log(`PASS: ${ranks} ranks, across-ranks breakdown, kernel types, idle by cause, top kernels`);

@@ -25,6 +25,26 @@
     return u;
   }
 
+  // Stacked bars over named categories (ranks, streams, kernel types): the
+  // parts are drawn as cumulative bars, the last part's first, so each shows
+  // as its own segment; the legend lists them top of the stack first and
+  // shows each part's own value.
+  function stacked(el, title, categories, parts) {
+    const xs = categories.map((_, i) => i);
+    const bars = uPlot.paths.bars({ size: [0.6, 80] });
+    const sums = parts.map((_, k) => xs.map((i) => parts.slice(0, k + 1).reduce((a, p) => a + (p.values[i] || 0), 0)));
+    const order = parts.map((_, k) => k).reverse();
+    const axis = { stroke: css("--dim"), grid: { stroke: css("--line") }, ticks: { stroke: css("--line") } };
+    return new uPlot({
+      title, width: Math.min(560, Math.max(360, main.clientWidth / 2 - 20)), height: 240,
+      scales: { x: { time: false, range: [-0.5, categories.length - 0.5] } },
+      series: [{ label: "", value: (u, v) => (v == null ? "" : categories[v] ?? "") }].concat(order.map((k) => ({
+        label: parts[k].label, stroke: COLORS[k % COLORS.length], fill: COLORS[k % COLORS.length] + "aa", width: 1, paths: bars,
+        points: { show: false }, value: (u, v, si, i) => (i == null ? "--" : fix(parts[k].values[i], 2)) }))),
+      axes: [Object.assign({ splits: () => xs, values: (u, splits) => splits.map((i) => String(categories[i] ?? "").slice(0, 14)) }, axis), axis],
+    }, [xs].concat(order.map((k) => sums[k])), el);
+  }
+
   // ---- diagnose ---------------------------------------------------------
   function diagnose() {
     const rep = data.report;
@@ -103,14 +123,11 @@
     if ((job.stragglers || []).length) html += `<p class="banner">stragglers: ${esc(JSON.stringify(job.stragglers))}</p>`;
     html += `<div class="charts" id="across"></div><div id="per-rank"></div>`;
     main.innerHTML = html;
-    const bars = uPlot.paths && uPlot.paths.bars ? uPlot.paths.bars({ size: [0.6, 60] }) : undefined;
-    const xs = ranks.map((_, i) => i);
-    const rankAxis = { time: false };
-    chart($("#across"), "temporal breakdown per rank (ms)", xs, [
-      { label: "compute", values: ranks.map((r) => r.temporal.compute_us / 1000), paths: bars, fill: COLORS[0] + "88" },
-      { label: "non-compute", values: ranks.map((r) => r.temporal.non_compute_us / 1000), paths: bars, fill: COLORS[1] + "88" },
-      { label: "idle", values: ranks.map((r) => r.temporal.idle_us / 1000), paths: bars, fill: COLORS[2] + "88" },
-    ], rankAxis);
+    stacked($("#across"), "temporal breakdown per rank (ms)", ranks.map((r) => "rank " + r.rank), [
+      { label: "compute", values: ranks.map((r) => r.temporal.compute_us / 1000) },
+      { label: "non-compute", values: ranks.map((r) => r.temporal.non_compute_us / 1000) },
+      { label: "idle", values: ranks.map((r) => r.temporal.idle_us / 1000) },
+    ]);
     for (const r of ranks) {
       const s = document.createElement("section");
       s.className = "rank";
@@ -131,19 +148,19 @@
         const el = document.createElement("div");
         el.className = "chart kernel-types";
         s.querySelector(".charts").appendChild(el);
-        chart(el, "kernel types (ms)", types.map((_, i) => i), [
-          { label: "time", values: types.map((k) => k.us / 1000), paths: bars, fill: COLORS[0] + "88" },
-        ], rankAxis);
+        stacked(el, "kernel types (ms)", types.map((k) => k.type), [
+          { label: "time", values: types.map((k) => k.us / 1000) },
+        ]);
       }
       if (idle.length) {
         const el = document.createElement("div");
         el.className = "chart idle-causes";
         s.querySelector(".charts").appendChild(el);
-        chart(el, "idle by cause per stream (ms)", idle.map((_, i) => i), [
-          { label: "host wait", values: idle.map((x) => x.host_wait_us / 1000), paths: bars, fill: COLORS[2] + "88" },
-          { label: "kernel wait", values: idle.map((x) => x.kernel_wait_us / 1000), paths: bars, fill: COLORS[3] + "88" },
-          { label: "other", values: idle.map((x) => x.other_us / 1000), paths: bars, fill: COLORS[7] + "88" },
-        ], rankAxis);
+        stacked(el, "idle by cause per stream (ms)", idle.map((x) => "stream " + x.stream), [
+          { label: "host wait", values: idle.map((x) => x.host_wait_us / 1000) },
+          { label: "kernel wait", values: idle.map((x) => x.kernel_wait_us / 1000) },
+          { label: "other", values: idle.map((x) => x.other_us / 1000) },
+        ]);
       }
     }
   }
