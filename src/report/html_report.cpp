@@ -103,8 +103,10 @@ Series evidence_series(std::string_view name, const diagnose::HostSignals& h, co
   if (name == "psi_io") return host(HostSig::kPsiIo);
   if (name == "disk_busy") return host(HostSig::kDiskBusy);
   if (name == "nic_util") {
+    if (!h.sig(HostSig::kNicUtil).empty()) return host(HostSig::kNicUtil);
     return pair(pair(host(HostSig::kNicRxBps), host(HostSig::kNicTxBps), maxv), host(HostSig::kNicSpeed), ratio);
   }
+  if (name == "ib_util") return host(HostSig::kIbUtil);
   if (name == "ib_bps") return pair(host(HostSig::kIbRxBps), host(HostSig::kIbTxBps), [](double a, double b) { return a + b; });
   return {};
 }
