@@ -51,7 +51,7 @@ python3 - > big.json <<'PY'
 import json, sys
 ev = [{"ph": "X", "cat": "kernel", "name": "gemm_kernel_%d" % (i % 50), "pid": 0, "tid": 7,
        "ts": 1000 + i * 10, "dur": 8, "args": {"device": 0, "stream": 7, "correlation": i,
-       "padding": "x" * 120}} for i in range(210000)]
+       "padding": "x" * 1100}} for i in range(30000)]
 json.dump({"traceEvents": ev}, sys.stdout)
 PY
 (( $(stat -c %s big.json) > 32 * 1024 * 1024 )) || stack_fail "the generated trace is under 32 MiB"
