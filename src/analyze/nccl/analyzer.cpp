@@ -80,10 +80,15 @@ struct Handler {
     return id;
   }
 
-  void rank_seen(int rank) { s.max_rank = std::max(s.max_rank, rank); }
+  void rank_seen(int rank, const char* from) {
+    if (rank > s.max_rank) {
+      s.max_rank = rank;
+      s.max_rank_from = from;
+    }
+  }
 
-  void rank_local(int rank, std::uint32_t proc) {
-    rank_seen(rank);
+  void rank_local(int rank, std::uint32_t proc, const char* from) {
+    rank_seen(rank, from);
     if (proc != 0) s.rank_proc.try_emplace(rank, proc);
   }
 
@@ -101,7 +106,7 @@ struct Handler {
       ++stats.unparsed_channel_lines;
       return;
     }
-    rank_seen(c.max_rank);
+    rank_seen(c.max_rank, c.kind == ChannelKind::kListing ? "ring_listing" : "connection_lines");
     if (c.kind == ChannelKind::kListing) {
       if (c.total > 0) {
         s.listing_total = std::max(s.listing_total, c.total);
@@ -133,11 +138,11 @@ struct Handler {
       } else if (net.name != "Socket" && !net.gdr && s.evidence_no_gdr.size() < 2) {
         s.evidence_no_gdr.emplace_back(msg.substr(0, 200));
       }
-      if (c.dir == Dir::kSend) rank_local(c.src, proc);
-      if (c.dir == Dir::kReceive) rank_local(c.dst, proc);
+      if (c.dir == Dir::kSend) rank_local(c.src, proc, "connection_lines");
+      if (c.dir == Dir::kReceive) rank_local(c.dst, proc, "connection_lines");
     } else {
-      rank_local(c.src, proc);
-      rank_local(c.dst, proc);
+      rank_local(c.src, proc, "connection_lines");
+      rank_local(c.dst, proc, "connection_lines");
     }
     EdgeKey key{proc, path, c.src, c.dst};
     auto it = s.edges.find(key);
@@ -218,7 +223,7 @@ struct Handler {
     auto rank = msg.starts_with("rank ") ? after_number(msg, "rank ") : after_number(msg, " rank ");
     if (!nranks || !rank || *nranks <= 0 || *nranks > (1 << 24)) return;
     s.nranks = std::max(s.nranks.value_or(0), static_cast<int>(*nranks));
-    rank_local(static_cast<int>(*rank), proc);
+    rank_local(static_cast<int>(*rank), proc, "rank_lines");
     if (auto nodes = after_number(msg, "nNodes "); nodes && *nodes > 0) {
       s.nnodes = std::max(s.nnodes.value_or(0), static_cast<int>(*nodes));
     }
@@ -254,7 +259,26 @@ struct Handler {
     while ((p = msg.find('[', p)) != std::string_view::npos) {
       std::string_view d = msg.substr(p + 1);
       auto n = take_number(d, 1 << 16);
-      if (n && !d.empty() && d[0] == ']') max_index = std::max(max_index, static_cast<int>(*n));
+      if (n && !d.empty() && d[0] == ']') {
+        max_index = std::max(max_index, static_cast<int>(*n));
+        // "c1/c2/c3->rank->parent": every rank of the entry (-1: none).
+        d.remove_prefix(1);
+        d = trim_left(d);
+        d = d.substr(0, d.find(' '));
+        while (!d.empty()) {
+          const size_t skip = d.find_first_of("0123456789-");
+          if (skip == std::string_view::npos) break;
+          d.remove_prefix(skip);
+          const bool negative = d[0] == '-' && (d.size() < 2 || d[1] != '>');
+          if (d[0] == '-') d.remove_prefix(1);
+          auto rank = take_number(d, 1 << 24);
+          if (!rank) {  // no digits, or too large: step past them
+            d.remove_prefix(std::min(d.size(), std::max<size_t>(1, d.find_first_not_of("0123456789"))));
+            continue;
+          }
+          if (!negative) rank_seen(static_cast<int>(*rank), "tree_listing");
+        }
+      }
       ++p;
     }
     s.trees = std::max(s.trees, max_index + 1);
@@ -382,7 +406,7 @@ struct Handler {
     std::string_view host = trim_left(l.substr(on + 4));
     host = host.substr(0, host.find(' '));
     if (host.empty()) return false;
-    rank_local(static_cast<int>(*rank), proc_for(host, *pid));
+    rank_local(static_cast<int>(*rank), proc_for(host, *pid), "rank_lines");
     return true;
   }
 

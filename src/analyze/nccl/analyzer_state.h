@@ -77,6 +77,7 @@ struct Analyzer::State {
   std::optional<std::string> first_version;
   std::optional<int> nranks, nnodes;
   int max_rank = -1;
+  const char* max_rank_from = nullptr;  // the kind of line that first named max_rank (report.h counts_from)
 
   std::optional<int> coll_channels, nvls_channels, collnet_channels, p2p_channels;
   int listing_total = -1;

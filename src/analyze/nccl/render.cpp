@@ -95,6 +95,9 @@ std::string render_json(const Report& r) {
   field("nodes", opt(r.nodes));
   field("hosts", list(r.hosts));
   field("processes", std::to_string(r.processes));
+  auto from = [](const std::string& f) { return f.empty() ? std::string("null") : json_string(f); };
+  field("counts_from", "{\"ranks\": " + from(r.ranks_from) + ", \"nodes\": " + from(r.nodes_from) +
+                           ", \"processes\": " + from(r.processes_from) + "}");
   field("inter_node_transport", json_string(r.inter_node_transport));
   std::string by_node = "{";
   for (const auto& [node, t] : r.transport_by_node) {

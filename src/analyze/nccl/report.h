@@ -56,6 +56,14 @@ struct Report {
   std::vector<std::string> nccl_versions;   // all distinct versions printed
   std::optional<int> ranks;
   std::optional<int> nodes;
+  // Which evidence each count came from (JSON "counts_from"; empty: unknown):
+  //   ranks      nranks (init line) | rank_lines (init "rank N", nccl-tests
+  //              "Rank N" headers) | connection_lines | ring_listing | tree_listing
+  //              (highest rank named + 1)
+  //   nodes      nNodes (init line) | ranks_per_node (ranks / ranks per node
+  //              seen) | hostnames (line prefixes) | hostname_holds_all_ranks
+  //   processes  line_prefixes (distinct host:pid of line prefixes and nccl-tests headers)
+  std::string ranks_from, nodes_from, processes_from;
   std::vector<std::string> hosts;           // distinct hostnames, first-seen order
   int processes = 0;                        // distinct host:pid pairs
   std::string inter_node_transport = "unknown";

@@ -76,9 +76,12 @@ Report Analyzer::finish() {
   // Ranks: the communicator size, else the highest rank named + 1.
   if (s.nranks) {
     r.ranks = s.nranks;
+    r.ranks_from = "nranks";
   } else if (s.max_rank >= 0) {
     r.ranks = s.max_rank + 1;
+    r.ranks_from = s.max_rank_from ? s.max_rank_from : "rank_lines";
   }
+  if (r.processes > 0) r.processes_from = "line_prefixes";
 
   // Connections between ranks on the same node are intra-node, whatever the path.
   struct Edge {
@@ -122,6 +125,7 @@ Report Analyzer::finish() {
   }
   if (s.nnodes) {
     r.nodes = s.nnodes;
+    r.nodes_from = "nNodes";
   } else if (r.ranks && seen_nodes > 0 && net_to_unlocated) {
     // Ranks reached over the network live on nodes not in this log; when every
     // node with known ranks holds the same number, the job has ranks / that many.
@@ -135,11 +139,16 @@ Report Analyzer::finish() {
     same = same && per > 0;
     if (same && *r.ranks % per == 0 && static_cast<int>(*r.ranks / per) > seen_nodes) {
       r.nodes = static_cast<int>(*r.ranks / per);
+      r.nodes_from = "ranks_per_node";
     }
   }
-  if (!r.nodes && seen_nodes >= 2) r.nodes = seen_nodes;
+  if (!r.nodes && seen_nodes >= 2) {
+    r.nodes = seen_nodes;
+    r.nodes_from = "hostnames";
+  }
   if (!r.nodes && seen_nodes == 1 && r.ranks && static_cast<int>(located[0].size()) == *r.ranks) {
     r.nodes = 1;
+    r.nodes_from = "hostname_holds_all_ranks";
   }
 
   // Inter-node transport, decided per node, then compared across nodes.
