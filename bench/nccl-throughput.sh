@@ -3,6 +3,9 @@
 #
 #   bench/nccl-throughput.sh [BUILD_DIR]     (default build/release)
 #
+# NCCL_BENCH_CORPUS=1: the log is instead the real logs of tests/data/nccl/
+# concatenated over and over up to NCCL_BENCH_BYTES.
+#
 # Generates the log once (nccl_bench --generate, in /tmp), then runs
 # `gpulens nccl --format json` on it under /usr/bin/time -v and prints MB/s and
 # the peak resident set size. Results are recorded in docs/PERFORMANCE.md.
@@ -12,7 +15,19 @@ build=${1:-build/release}
 bytes=${NCCL_BENCH_BYTES:-1073741824}
 log=${NCCL_BENCH_LOG:-/tmp/gpulens-nccl-bench.log}
 
-if [[ ! -f "$log" || $(stat -c %s "$log") -lt $((bytes * 99 / 100)) ]]; then
+if [[ ${NCCL_BENCH_CORPUS:-0} == 1 ]]; then
+  log=${NCCL_BENCH_LOG:-/tmp/gpulens-nccl-corpus.log}
+  if [[ ! -f "$log" || $(stat -c %s "$log") -lt $bytes ]]; then
+    echo "concatenating tests/data/nccl/*.log into $log ($bytes bytes)"
+    src=$(cd "$(dirname "$0")/.." && pwd)
+    cat "$src"/tests/data/nccl/*.log > "$log.one"
+    : > "$log"
+    while [[ $(stat -c %s "$log") -lt $bytes ]]; do
+      for _ in $(seq 64); do cat "$log.one"; done >> "$log"
+    done
+    rm -f "$log.one"
+  fi
+elif [[ ! -f "$log" || $(stat -c %s "$log") -lt $((bytes * 99 / 100)) ]]; then
   echo "generating $log ($bytes bytes)"
   "$build/bench/nccl_bench" --generate "$log" --bytes "$bytes"
 fi

@@ -9,7 +9,7 @@
 //   auto n = after_number(s, "nranks ");   // 8
 #pragma once
 
-#include <string.h>  // memmem (GNU)
+#include <cstring>
 
 #include <cstdint>
 #include <optional>
@@ -17,13 +17,25 @@
 
 namespace gpulens::nccl {
 
-// Position of needle in hay (npos if absent). glibc's memmem is much faster
-// than std::string_view::find for the short needles used here.
+// Position of needle in hay (npos if absent); faster than
+// std::string_view::find and than glibc's memmem for the short needles and
+// lines used here (measured: docs/PERFORMANCE.md, NCCL log analyser).
 inline size_t find_in(std::string_view hay, std::string_view needle) {
   if (needle.empty()) return 0;
-  if (hay.size() < needle.size()) return std::string_view::npos;  // also: no null data to memmem
-  const void* p = memmem(hay.data(), hay.size(), needle.data(), needle.size());
-  return p ? static_cast<size_t>(static_cast<const char*>(p) - hay.data()) : std::string_view::npos;
+  if (hay.size() < needle.size()) return std::string_view::npos;  // also: no null data to memchr
+  // memchr for the first byte, then compare: on log lines (short haystacks,
+  // short needles) this beats memmem's per-call set-up; the needles are
+  // constants of a few bytes, so a haystack full of first bytes costs at most
+  // needle-length times more.
+  const char* p = hay.data();
+  const char* const last = hay.data() + (hay.size() - needle.size());
+  while (p <= last) {
+    p = static_cast<const char*>(std::memchr(p, needle[0], static_cast<size_t>(last - p) + 1));
+    if (p == nullptr) return std::string_view::npos;
+    if (std::memcmp(p + 1, needle.data() + 1, needle.size() - 1) == 0) return static_cast<size_t>(p - hay.data());
+    ++p;
+  }
+  return std::string_view::npos;
 }
 
 inline bool contains(std::string_view hay, std::string_view needle) {
