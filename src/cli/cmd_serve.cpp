@@ -167,7 +167,7 @@ int run_serve(int argc, char** argv) {
                                           : config->dcgm_hostname_label == "hostname"
                                               ? DcgmHostLabel::kLowercase
                                               : DcgmHostLabel::kHostname,
-                       .dcgm_rows = nullptr,
+                       .selection = nullptr,
                        .scenario_label = ""};
   if (config->push.enabled) {
     auto store = make_push_store(*config);

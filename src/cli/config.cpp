@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "model/selection.h"
 #include "server/web_security.h"
 #include "sources/registry.h"
 #include "sources/sim/scenario.h"
@@ -329,6 +330,10 @@ std::vector<std::string> validate(const AgentConfig& c) {
   }
   if (c.source.kubelet.timeout_ms > c.source.kubelet.refresh_ms) {
     problems.push_back("source.kubelet.timeout is longer than source.kubelet.refresh");
+  }
+  if (!c.collectors.empty()) {
+    if (c.profile != "full") problems.push_back("collectors and profile are both set: a counters file replaces the profile");
+    if (auto sel = load_collectors(c.collectors); !sel) problems.push_back(sel.status().message());
   }
   for (const auto& s : c.sources) {
     if (!find_source(s)) {

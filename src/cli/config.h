@@ -74,6 +74,8 @@ struct AgentConfig {
   bool dcgm_names = false;
   std::string dcgm_hostname_label = "Hostname";  // Hostname, hostname or none
   std::string web_config_file;  // exporter-toolkit web-config.yml: TLS, basic auth, headers ("" none)
+  std::string profile = "full";                  // minimal, standard, full
+  std::string collectors;                        // dcgm-exporter counters CSV; "" = the profile
   SourceOptions source;
   RemoteWriteConfig remote_write;
   PushConfig push;

@@ -139,6 +139,14 @@ std::vector<ConfigKey> agent_keys() {
       key("dcgm_hostname_label", kChoice, FIELD(dcgm_hostname_label),
           "host label of DCGM names: Hostname (dcgm-exporter up to 4.5), hostname (newer releases), none",
           {.choices = "Hostname,hostname,none", .flag = "--dcgm-hostname-label"}),
+      key("profile", kChoice, FIELD(profile),
+          "GPU fields collected: minimal (the article's 8 series per GPU), standard (all the diagnosis and the "
+          "alert rules read), full (every field)",
+          {.choices = "minimal,standard,full", .flag = "--profile"}),
+      key("collectors", kPath, FIELD(collectors),
+          "dcgm-exporter counters CSV (name, type, help): the DCGM names exported and the GPU fields collected; "
+          "instead of profile",
+          {.flag = "--collectors"}),
       key("log.level", kChoice, FIELD(log.level), "least severe log line written to stderr",
           {.choices = "debug,info,warn,error", .flag = "--log-level"}),
       key("log.format", kChoice, FIELD(log.format), "text (one line per event) or json (one object per line)",

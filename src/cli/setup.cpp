@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <iostream>
 
+#include "model/selection.h"
+#include "rules/profile.h"
 #include "sources/registry.h"
 #include "util/duration.h"
 #include "util/log.h"
@@ -20,6 +22,12 @@ void CommonFlags::add_to(CLI::App& app) {
   app.add_option("--proc-root", proc_root, "procfs root (default /proc)");
   app.add_option("--sys-root", sys_root, "sysfs root (default /sys)");
   app.add_option("--nvml-library", nvml_library, "path of libnvidia-ml.so.1");
+  app.add_option("--profile", profile,
+                 "GPU fields collected: minimal (8 series per GPU), standard (what the diagnosis and the alert "
+                 "rules read), full (default: every field)");
+  app.add_option("--collectors", collectors,
+                 "dcgm-exporter counters CSV (name, type, help): exactly these DCGM names and the GPU fields "
+                 "they read; instead of --profile");
   app.add_option("--log-level", log_level, "debug, info (default), warn or error")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
   app.add_option("--log-format", log_format, "text (default) or json, one event per line on stderr")
@@ -39,6 +47,7 @@ Result<AgentConfig> CommonFlags::resolve() const {
       {"source.sim.seed", &seed},     {"source.host.proc_root", &proc_root},
       {"source.nvml.proc_root", &proc_root}, {"source.host.sys_root", &sys_root},
       {"source.nvml.library", &nvml_library}, {"log.level", &log_level}, {"log.format", &log_format},
+      {"profile", &profile}, {"collectors", &collectors},
   };
   for (const auto& [key, value] : flags) {
     if (value->empty()) continue;
@@ -89,6 +98,19 @@ Result<std::unique_ptr<Agent>> make_agent(const AgentConfig& config, AgentOption
   if (quiet) log_options.level = std::max(log_options.level, log::Level::kWarn);
   log::configure(log_options);
   std::vector<std::string> notes;
+  if (!config.collectors.empty() || config.profile != "full") {
+    auto sel = config.collectors.empty() ? profile(config.profile) : load_collectors(config.collectors);
+    if (!sel) return sel.status();
+    if (!quiet) {
+      for (const auto& note : sel->notes) std::cerr << "gpulens: " << note << "\n";
+      // What the live diagnosis will report as not assessed, said once up front.
+      for (const auto& c : rules::unassessed_causes(*sel)) {
+        std::cerr << "gpulens: " << (config.collectors.empty() ? "profile " + config.profile : config.collectors)
+                  << ": not assessed: " << c.cause << ": " << c.reason << "\n";
+      }
+    }
+    options.selection = std::make_shared<const FieldSelection>(std::move(*sel));
+  }
   auto agent = open_agent(names, config, options, notes);
   if (!agent) return agent.status();
   if (!quiet) {

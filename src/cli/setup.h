@@ -22,6 +22,7 @@ struct CommonFlags {
   std::string seed;
   std::string proc_root, sys_root, nvml_library;
   std::string log_level, log_format;
+  std::string profile, collectors;
 
   void add_to(CLI::App& app);
   // Loads the config file (if any) and applies the flags. Errors are usage

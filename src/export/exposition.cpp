@@ -48,7 +48,7 @@ void append_dcgm_value(std::string& out, DcgmValue kind, double v) {
 }  // namespace
 
 void Renderer::render_dcgm(std::string& out, const SeriesRegistry& registry, const LiveStore& live,
-                           const DcgmRow& row, const RenderOptions& o) {
+                           const DcgmRow& row, const DcgmPick* pick, const RenderOptions& o) {
   const bool om = o.format == Format::kOpenMetrics;
   const int gpus = registry.gpu_count();
   // Per GPU: the value (summed over the field's series for link sums) and
@@ -83,11 +83,13 @@ void Renderer::render_dcgm(std::string& out, const SeriesRegistry& registry, con
   if (!any) return;
   // dcgm-exporter writes HELP before TYPE. Its counters have no _total, which
   // OpenMetrics requires of a counter's samples: there they are "unknown".
-  std::string_view type = row.type == MetricType::kCounter ? (om ? "unknown" : "counter") : "gauge";
+  // A counters file's row gives the type and help, as in dcgm-exporter.
+  const MetricType mtype = pick != nullptr ? pick->type : row.type;
+  std::string_view type = mtype == MetricType::kCounter ? (om ? "unknown" : "counter") : "gauge";
   out += "# HELP ";
   out += row.name;
   out += ' ';
-  append_help(out, row.help, om);
+  append_help(out, pick != nullptr ? std::string_view(pick->help) : row.help, om);
   out += "\n# TYPE ";
   out += row.name;
   out += ' ';
@@ -231,8 +233,13 @@ void Renderer::render_into(std::string& out, const SeriesRegistry& registry, con
   if (o.dcgm_names) {
     for (const DcgmRow& row : dcgm_rows()) {
       if (row.value == DcgmValue::kLabel) continue;
-      if (o.dcgm_rows != nullptr && !o.dcgm_rows->contains(row.name)) continue;
-      render_dcgm(out, registry, live, row, o);
+      const DcgmPick* pick = nullptr;
+      if (o.dcgm_rows != nullptr) {
+        auto it = o.dcgm_rows->find(row.name);
+        if (it == o.dcgm_rows->end()) continue;
+        pick = &it->second;
+      }
+      render_dcgm(out, registry, live, row, pick, o);
     }
   }
   if (om && o.eof) out += "# EOF\n";

@@ -21,11 +21,11 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "model/selection.h"
 #include "model/series.h"
 #include "store/live.h"
 
@@ -37,9 +37,10 @@ struct RenderOptions {
   Format format = Format::kText004;
   bool native_names = true;
   bool dcgm_names = false;
-  // With dcgm_names: only these DCGM names (a --collectors file or profile);
-  // null: every row of dcgm_rows().
-  const std::set<std::string, std::less<>>* dcgm_rows = nullptr;
+  // With dcgm_names: only these DCGM names, each with the type and help of
+  // its counters-file row (a --collectors file or profile); null: every row
+  // of dcgm_rows() with its own.
+  const DcgmPicks* dcgm_rows = nullptr;
   bool timestamps = false;  // OpenMetrics only: a timestamp on every sample (recordings)
   bool eof = true;          // OpenMetrics only: end with "# EOF"
 };
@@ -58,7 +59,7 @@ class Renderer {
 
  private:
   void render_dcgm(std::string& out, const SeriesRegistry& registry, const LiveStore& live, const DcgmRow& row,
-                   const RenderOptions& options);
+                   const DcgmPick* pick, const RenderOptions& options);
 
   std::string buf_;
   std::vector<double> values_;

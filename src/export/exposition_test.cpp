@@ -129,13 +129,14 @@ TEST(Exposition, DcgmGolden) {
   f.set(FieldId::kGpuLastXid, 0, 79);
   live.publish(src, f);
   Renderer r;
-  const std::set<std::string, std::less<>> defaults = [] {
-    std::set<std::string, std::less<>> s;
+  const DcgmPicks defaults = [] {
+    DcgmPicks s;
+    auto pick = [&s](const DcgmRow& row) { s.emplace(row.name, DcgmPick{row.type, std::string(row.help)}); };
     for (const DcgmRow& row : dcgm_rows()) {
-      if (row.default_counter) s.emplace(row.name);
+      if (row.default_counter) pick(row);
     }
-    s.emplace("DCGM_FI_DEV_CLOCKS_EVENT_REASONS");
-    s.emplace("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS");
+    pick(*find_dcgm_row("DCGM_FI_DEV_CLOCKS_EVENT_REASONS"));
+    pick(*find_dcgm_row("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"));
     return s;
   }();
   const std::string body(r.render(reg, live, {.native_names = false, .dcgm_names = true, .dcgm_rows = &defaults}));

@@ -3,7 +3,8 @@
 // A source fills a frame with set(); anything it does not set is absent in
 // the exported data ("unsupported is absent, not zero"). Histograms are
 // filled bucket by bucket with extra labels le="<bound>" in increasing order
-// and the two pseudo-extras "sum" and "count".
+// and the two pseudo-extras "sum" and "count". Fields left out by the
+// registry's field selection are not set.
 //
 //   frame.clear(now_ms);
 //   frame.set(FieldId::kGpuPower, 0, 412.5);
@@ -34,9 +35,13 @@ class Frame {
     values_.clear();
     time_ms_ = time_ms;
   }
-  void set(FieldId f, int gpu, double v) { values_.push_back({registry_->slot(f, gpu), v}); }
+  // A field the registry does not collect (field selection) is dropped
+  // here, before it has a series.
+  void set(FieldId f, int gpu, double v) {
+    if (registry_->collects(f)) values_.push_back({registry_->slot(f, gpu), v});
+  }
   void set(FieldId f, int gpu, std::string_view extra, double v) {
-    values_.push_back({registry_->slot(f, gpu, extra), v});
+    if (registry_->collects(f)) values_.push_back({registry_->slot(f, gpu, extra), v});
   }
   // A value for a slot taken from an earlier frame (a cached reading).
   void set_slot(uint32_t slot, double v) { values_.push_back({slot, v}); }

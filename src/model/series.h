@@ -17,6 +17,7 @@
 // appends. Slots and their metadata never move once created.
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -83,6 +84,11 @@ class SeriesRegistry {
   const GpuIdentity* gpu(int index) const;
   int gpu_count() const;
 
+  // GPU fields collected (a --collectors file or --profile); all by default.
+  // Set before the sources start: collects() is read without the lock.
+  void set_field_mask(const std::bitset<kFieldCount>& mask) { mask_ = mask; }
+  bool collects(FieldId field) const { return mask_.test(static_cast<size_t>(field)); }
+
   // The slot of (field, gpu, extra), created on first use.
   uint32_t slot(FieldId field, int gpu, std::string_view extra = {});
 
@@ -113,6 +119,7 @@ class SeriesRegistry {
   std::string hostname_;
   DcgmHostLabel dcgm_host_ = DcgmHostLabel::kHostname;
   bool dcgm_driver_ = true;
+  std::bitset<kFieldCount> mask_ = std::bitset<kFieldCount>().set();
   std::string key_buf_;
 };
 

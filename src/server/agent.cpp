@@ -51,6 +51,10 @@ Status Agent::open(std::vector<std::string>& notes) {
     registry_.set_hostname(host);
   }
   registry_.set_dcgm_host_label(options_.dcgm_host_label);
+  if (options_.selection) {
+    registry_.set_field_mask(options_.selection->fields);
+    registry_.set_dcgm_driver_label(options_.selection->driver_label);
+  }
   std::vector<Runner> kept;
   for (auto& r : runners_) {
     Status s = r.source->open(registry_);
@@ -336,7 +340,9 @@ void Agent::handle(const ServerRequest& req, ServerResponse& res) {
     }
     if (c.generation != generation) {
       RenderOptions ro{.format = format, .native_names = true, .dcgm_names = options_.dcgm_names,
-                       .dcgm_rows = options_.dcgm_rows.get()};
+                       .dcgm_rows = options_.selection && !options_.selection->all_dcgm
+                                        ? &options_.selection->dcgm
+                                        : nullptr};
       std::string_view body = renderer_.render(registry_, live_, ro);
       if (gzip) {
         static thread_local Gzipper gz;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "export/exposition.h"
+#include "model/selection.h"
 #include "model/series.h"
 #include "push/push_store.h"
 #include "server/http_server.h"
@@ -48,8 +49,9 @@ struct AgentOptions {
   int64_t history_ms = 3600 * 1000;
   bool dcgm_names = false;
   DcgmHostLabel dcgm_host_label = DcgmHostLabel::kHostname;
-  // DCGM names to export (a --collectors file or profile); null: all.
-  std::shared_ptr<const std::set<std::string, std::less<>>> dcgm_rows;
+  // Field selection (a --collectors file or --profile): the GPU fields
+  // collected and the DCGM names exported; null: everything.
+  std::shared_ptr<const FieldSelection> selection;
   std::string scenario_label;  // for gpulens_simulated{scenario}
   // The push receiver (serve --push); its series are published by a "push" source.
   std::shared_ptr<push::PushStore> push;
