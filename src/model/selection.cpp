@@ -133,7 +133,10 @@ std::string where(std::string_view origin, size_t line) {
 
 bool always_collected(FieldId id) {
   const FieldDef& f = field(id);
-  return f.scope != Scope::kGpu || f.layer == Layer::kAgent || id == F::kGpuUp || id == F::kGpuInfo;
+  // Pushed allocator series exist only while a process pushes them; the push
+  // receiver bounds them (push.*), not the profile.
+  const bool pushed = id >= F::kGpuAllocatorAllocated && id <= F::kGpuAllocatorSnapshotDuration;
+  return f.scope != Scope::kGpu || f.layer == Layer::kAgent || pushed || id == F::kGpuUp || id == F::kGpuInfo;
 }
 
 Result<FieldSelection> parse_collectors(std::string_view text, std::string_view origin) {

@@ -10,8 +10,9 @@
 //   - a named profile (`--profile`): `minimal` (the article's eight series
 //     per GPU), `standard` (every signal the diagnosis and the alert rules
 //     read), `full` (every field; the default).
-// A selection restricts GPU-scope fields only: gpu_up and gpu_info (identity,
-// the DCGM labels), host, serving and agent fields are always collected, and
+// A selection restricts the GPU's device fields only: gpu_up and gpu_info
+// (identity, the DCGM labels), pushed allocator series (bounded by push.*),
+// host, serving and agent fields are always collected, and
 // the sources still decide what a GPU can give.
 //
 // A name dcgm-exporter knows but gpulens cannot give (vGPU licence, clock
@@ -70,7 +71,7 @@ std::span<const std::string_view> profile_names();
 Result<FieldSelection> profile(std::string_view name);
 
 // Fields every selection keeps: gpu_up, gpu_info, the agent's own per-GPU
-// series (findings, waste) and every non-GPU field.
+// series (findings, waste), pushed allocator series and every non-GPU field.
 bool always_collected(FieldId id);
 
 // The names a selection exports: native sample names of its fields (and,

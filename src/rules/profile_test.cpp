@@ -61,7 +61,6 @@ TEST(RulesProfile, CausesTheDiagnosisCannotAssess) {
   auto in = [&](std::string_view c) { return std::find(minimal.begin(), minimal.end(), c) != minimal.end(); };
   EXPECT_TRUE(in("power_cap")) << testing::PrintToString(minimal);
   EXPECT_TRUE(in("pcie_link_degraded"));
-  EXPECT_TRUE(in("memory_pressure"));
   EXPECT_FALSE(in("memory_fragmentation"));
   EXPECT_TRUE(names(unassessed_causes(*profile("standard"))).empty())
       << testing::PrintToString(names(unassessed_causes(*profile("standard"))));
