@@ -376,7 +376,8 @@ TEST(Durations, FiresOnlyAfterTheWholeDurationPendingBefore) {
 TEST(Durations, OngoingOnlyWhileTheLatestRunReachesTheLastPoint) {
   // Held to the end: ongoing. Held for 30 points that ended at point 40: it
   // fired in the window (reported, wastes time) but does not hold now.
-  const Finding* now = find(gpu0(diagnose(one_host({fragmented(41, 61)}), {})), "memory_fragmentation");
+  const Report held = diagnose(one_host({fragmented(41, 61)}), {});  // kept: `now` points into it
+  const Finding* now = find(gpu0(held), "memory_fragmentation");
   ASSERT_NE(now, nullptr);
   EXPECT_TRUE(now->ongoing);
   const Report past = diagnose(one_host({fragmented(10, 40)}), {});
@@ -388,7 +389,8 @@ TEST(Durations, OngoingOnlyWhileTheLatestRunReachesTheLastPoint) {
   EXPECT_GT(ended->waste_gpu_seconds, 0);
   EXPECT_NE(report_json(past).find("\"state\":\"firing\",\"ongoing\":false"), std::string::npos);
   // A pending run holds at the last point by definition.
-  const Finding* pending = find(gpu0(diagnose(one_host({fragmented(42, 61)}), {})), "memory_fragmentation");
+  const Report later = diagnose(one_host({fragmented(42, 61)}), {});
+  const Finding* pending = find(gpu0(later), "memory_fragmentation");
   ASSERT_NE(pending, nullptr);
   EXPECT_TRUE(pending->ongoing);
 }
