@@ -40,7 +40,9 @@ int run_diagnose(int argc, char** argv) {
   app.add_option("--match", match, "with --prometheus: extra label matchers, e.g. '{cluster=\"a\"}'");
   app.add_option("--step", step, "with --prometheus: query step (default: range/11000, at least 15s)");
   app.add_option("--window", window, "with --replay: diagnose only the last DURATION of the recording");
-  app.add_option("--config", config, "YAML config; thresholds from its diagnose: section");
+  app.add_option("--config", config,
+                 "YAML config; thresholds from its diagnose: section, --prometheus's TLS, auth and headers from "
+                 "its prometheus: section");
   std::string out_path;
   app.add_option("--format", format, "text (default), json, or html (one self-contained file: findings with their "
                                      "evidence plotted, waste per cause)")
@@ -76,11 +78,14 @@ int run_diagnose(int argc, char** argv) {
     }
   }
   diagnose::Thresholds th;
+  ClientConfig prometheus_client;
   if (!config.empty()) {
     // The whole file is validated, as serve and check-config do.
     Result<AgentConfig> c = load_config(config);
     if (!c) return usage(c.status().message());
+    if (auto problems = validate(*c); !problems.empty()) return usage(config + ": " + problems.front());
     th = c->diagnose;
+    prometheus_client = c->prometheus;
   }
 
   Result<diagnose::SignalSet> set = Status(Code::kInternal, "no input");
@@ -139,6 +144,9 @@ int run_diagnose(int argc, char** argv) {
     q.match = match;
     q.max_series = limits.max_series;
     q.batch_hosts = batch_hosts;
+    const HttpClientOptions client = prometheus_client.options(q.timeout_ms);
+    q.tls = client.tls;
+    q.auth = client.auth;
     diagnose::PrometheusInfo info;
     // Batch by batch: each batch's signals are diagnosed and dropped before
     // the next is fetched.

@@ -98,8 +98,7 @@ Status check_url(const std::string& url, const std::string& schemes) {
   const std::string scheme = url.substr(0, sep);
   const auto allowed = split(schemes);
   if (std::find(allowed.begin(), allowed.end(), scheme) == allowed.end()) {
-    return invalid_argument("\"" + url + "\": scheme " + scheme + ":// is not supported (only " + schemes +
-                            "://; put a TLS-terminating proxy in front of an https receiver)");
+    return invalid_argument("\"" + url + "\": scheme " + scheme + ":// is not supported (only " + schemes + ")");
   }
   std::string rest = url.substr(sep + 3);
   const size_t slash = rest.find('/');
@@ -175,6 +174,8 @@ Status set_key(AgentConfig& c, const std::string& name, const std::string& text,
     case KeyType::kListen:
       if (Status s = check_host_port(text, text, true); !s) return bad(s.message());
       break;
+    case KeyType::kHeaders:
+      break;  // names and values: check_http_client_options() in validate()
   }
   if (Status s = k->set(c, text); !s) return bad(s.message());
   return Status::ok();
@@ -235,7 +236,18 @@ class Walker {
   void leaf(const YAML::Node& v, const std::string& key) {
     const ConfigKey* k = find_key(key);
     std::string text;
-    if (k->type == KeyType::kList && v.IsSequence()) {
+    if (k->type == KeyType::kHeaders) {
+      if (!v.IsMap()) fail(v, key + ": expected a mapping of header name to value, e.g. {X-Scope-OrgID: tenant-a}");
+      for (const auto& kv : v) {
+        if (!kv.first.IsScalar() || !kv.second.IsScalar()) fail(kv.first, key + ": a header is name: value");
+        if (kv.first.Scalar().find_first_of("\t\n") != std::string::npos ||
+            kv.second.Scalar().find_first_of("\t\n\r") != std::string::npos) {
+          fail(kv.first, key + ": \"" + kv.first.Scalar() + "\": no tabs or line breaks in a header");
+        }
+        text += kv.first.Scalar() + "\t" + kv.second.Scalar() + "\n";
+      }
+      if (!text.empty()) text.pop_back();
+    } else if (k->type == KeyType::kList && v.IsSequence()) {
       for (const auto& item : v) {
         if (!item.IsScalar()) fail(item, key + ": expected a list of names");
         text += (text.empty() ? "" : ",") + item.Scalar();
@@ -257,6 +269,7 @@ class Walker {
 
 // YAML text of one value: quoted when a plain scalar would read differently.
 std::string yaml_value(const std::string& v, KeyType type) {
+  if (type == KeyType::kHeaders) return v;  // already a flow mapping
   if (type == KeyType::kList) return "[" + [&] {
     std::string out;
     for (const auto& s : split(v)) out += (out.empty() ? "" : ", ") + s;
@@ -289,6 +302,7 @@ std::string type_name(const ConfigKey& k) {
                                           : std::string());
     case KeyType::kUrl: return k.choices + ":// URL";
     case KeyType::kListen: return "HOST:PORT";
+    case KeyType::kHeaders: return "mapping name: value";
   }
   return "";
 }
@@ -319,8 +333,36 @@ Result<AgentConfig> load_config(const std::string& path) {
   return parse_config(buf.str(), path);
 }
 
+HttpClientOptions ClientConfig::options(int64_t timeout_ms) const {
+  HttpClientOptions o{.timeout_ms = timeout_ms};
+  o.tls = tls;
+  o.auth = auth;
+  if (!bearer_token.empty()) o.auth.credentials = bearer_token;
+  if (!bearer_token_file.empty()) o.auth.credentials_file = bearer_token_file;
+  return o;
+}
+
+namespace {
+
+void check_client(const ClientConfig& c, const std::string& section, std::vector<std::string>& problems) {
+  const bool bearer = !c.bearer_token.empty() || !c.bearer_token_file.empty();
+  if (bearer && (!c.auth.credentials.empty() || !c.auth.credentials_file.empty())) {
+    problems.push_back(section + ": at most one of bearer_token(_file) and authorization may be set");
+    return;
+  }
+  if (!c.bearer_token.empty() && !c.bearer_token_file.empty()) {
+    problems.push_back(section + ": at most one of bearer_token and bearer_token_file may be set");
+    return;
+  }
+  if (Status s = check_http_client_options(c.options(1000), section); !s) problems.push_back(s.message());
+}
+
+}  // namespace
+
 std::vector<std::string> validate(const AgentConfig& c) {
   std::vector<std::string> problems;
+  check_client(c.remote_write.client, "remote_write", problems);
+  check_client(c.prometheus, "prometheus", problems);
   if (c.history_ms < c.interval_ms) problems.push_back("history is shorter than one interval");
   if (c.history_ms / std::max<int64_t>(c.interval_ms, 1) > 10'000'000) {
     problems.push_back("history/interval keeps more than 10 million records per series; shorten history");
@@ -373,7 +415,10 @@ std::string to_yaml(const AgentConfig& c) {
       o << std::string(2 * i, ' ') << parts[i] << ":\n";
       open.push_back(parts[i]);
     }
-    o << std::string(2 * (parts.size() - 1), ' ') << parts.back() << ": " << yaml_value(k.show(c), k.type) << "\n";
+    std::string value = k.show(c);
+    const bool secret = parts.back() == "password" || parts.back() == "credentials" || parts.back() == "bearer_token";
+    if (secret && !value.empty()) value = "<secret>";  // check-config output lands in logs and tickets
+    o << std::string(2 * (parts.size() - 1), ' ') << parts.back() << ": " << yaml_value(value, k.type) << "\n";
   }
   return o.str();
 }

@@ -13,6 +13,8 @@
 //   source:
 //     nvml: {calibration: /etc/gpulens/calibration.json}
 //   remote_write: {url: http://vm:8428/api/v1/write}
+//   #  ... tls_config: {ca_file: ...}, basic_auth: {...}, headers: {X-Scope-OrgID: a}
+//   prometheus: {bearer_token_file: /etc/gpulens/prom-token}   # diagnose --prometheus
 //   push: {enabled: true, ttl: 5m, token_file: /etc/gpulens/push-token}   # serve --push
 //   diagnose: {pcie_util: 0.8}      # thresholds, see docs/diagnose.md
 //   rules: {gpu_util_low: {threshold: 0.2}}   # see `gpulens rules --list-keys`
@@ -32,12 +34,24 @@
 #include "diagnose/thresholds.h"
 #include "rules/options.h"
 #include "sources/options.h"
+#include "util/http_client.h"
 #include "util/status.h"
 
 namespace gpulens::cli {
 
+// An outgoing HTTP client in Prometheus's shape: tls_config, basic_auth,
+// authorization, bearer_token(_file), headers.
+struct ClientConfig {
+  TlsClientOptions tls;
+  HttpAuthOptions auth;
+  std::string bearer_token, bearer_token_file;  // Prometheus's older spelling of authorization
+  // The client options, bearer_token folded into authorization.
+  HttpClientOptions options(int64_t timeout_ms) const;
+};
+
 struct RemoteWriteConfig {
   std::string url;
+  ClientConfig client;
   int64_t interval_ms = 0;  // 0: the sampling interval
   std::string job = "gpulens";
   int64_t queue_max_samples = 1'000'000;
@@ -81,6 +95,7 @@ struct AgentConfig {
   PushConfig push;
   LogConfig log;
   diagnose::Thresholds diagnose;
+  ClientConfig prometheus;  // the query client of `diagnose --prometheus`
   rules::RuleOptions rules = rules::RuleOptions::defaults();
   std::string path;  // the file it came from, "" for defaults
 };
@@ -98,6 +113,7 @@ enum class KeyType {
   kDuration,  // "100ms", "15s", "5m", "1h30m"; [min, max] in milliseconds
   kUrl,       // scheme://host[:port][/path]; the scheme one of `choices`
   kListen,    // HOST:PORT or [v6]:PORT, port 1..65535
+  kHeaders,   // a YAML mapping of header name to value
 };
 
 // One configuration key. Every key of the file is one ConfigKey; see

@@ -30,9 +30,10 @@
 namespace gpulens::cli {
 namespace {
 
+using Headers = std::vector<std::pair<std::string, std::string>>;
 using Accessor = std::variant<std::string& (*)(AgentConfig&), int64_t& (*)(AgentConfig&),
                               uint64_t& (*)(AgentConfig&), double& (*)(AgentConfig&), bool& (*)(AgentConfig&),
-                              std::vector<std::string>& (*)(AgentConfig&)>;
+                              std::vector<std::string>& (*)(AgentConfig&), Headers& (*)(AgentConfig&)>;
 
 #define FIELD(member) (+[](AgentConfig& c) -> decltype(auto) { return (c.member); })
 
@@ -66,6 +67,18 @@ ConfigKey key(std::string name, KeyType type, Accessor field, std::string help, 
             dst = text == "true";
           } else if constexpr (std::is_same_v<T, double>) {
             dst = std::stod(text);
+          } else if constexpr (std::is_same_v<T, Headers>) {
+            dst.clear();  // "name\tvalue\n" per header, as the YAML reader writes it
+            size_t start = 0;
+            while (start < text.size()) {
+              size_t nl = text.find('\n', start);
+              if (nl == std::string::npos) nl = text.size();
+              const std::string line = text.substr(start, nl - start);
+              const size_t tab = line.find('\t');
+              if (tab == std::string::npos) return invalid_argument("expected a mapping of header name to value");
+              dst.emplace_back(line.substr(0, tab), line.substr(tab + 1));
+              start = nl + 1;
+            }
           } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
             dst.clear();
             size_t start = 0;
@@ -98,6 +111,14 @@ ConfigKey key(std::string name, KeyType type, Accessor field, std::string help, 
             return v ? "true" : "false";
           } else if constexpr (std::is_same_v<T, double>) {
             return number_text(v);
+          } else if constexpr (std::is_same_v<T, Headers>) {
+            std::string out;
+            for (const auto& [hname, val] : v) {
+              std::string q;
+              for (char ch : val) q += (ch == '"' || ch == '\\') ? std::string("\\") + ch : std::string(1, ch);
+              out += (out.empty() ? "" : ", ") + hname + ": \"" + q + "\"";
+            }
+            return "{" + out + "}";
           } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
             std::string out;
             for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
@@ -120,6 +141,31 @@ std::string source_names() {
   for (const auto& e : source_entries()) names += (names.empty() ? "" : ",") + std::string(e.name);
   return names;
 }
+
+// Prometheus's HTTP client keys under `P` ("remote_write." ...) for the
+// ClientConfig `M` of AgentConfig.
+#define CLIENT_KEYS(P, M)                                                                                          \
+  key(P "tls_config.ca_file", kPath, FIELD(M.tls.ca_file),                                                       \
+      "PEM CA bundle the server is verified against (empty: the system's CAs)"),                                 \
+      key(P "tls_config.cert_file", kPath, FIELD(M.tls.cert_file), "PEM client certificate (with key_file)"),     \
+      key(P "tls_config.key_file", kPath, FIELD(M.tls.key_file), "PEM key of the client certificate"),            \
+      key(P "tls_config.server_name", kText, FIELD(M.tls.server_name),                                          \
+          "name sent (SNI) and verified in the server's certificate (empty: the URL's host)"),                   \
+      key(P "tls_config.insecure_skip_verify", kBool, FIELD(M.tls.insecure_skip_verify),                        \
+          "do not verify the server's certificate at all"),                                                      \
+      key(P "basic_auth.username", kText, FIELD(M.auth.username), "basic auth user"),                           \
+      key(P "basic_auth.password", kText, FIELD(M.auth.password), "basic auth password"),                       \
+      key(P "basic_auth.password_file", kPath, FIELD(M.auth.password_file),                                     \
+          "file holding the basic auth password, re-read on every request"),                                     \
+      key(P "authorization.type", kText, FIELD(M.auth.authorization_type), "scheme of the Authorization header"), \
+      key(P "authorization.credentials", kText, FIELD(M.auth.credentials),                                      \
+          "Authorization: <type> <credentials>"),                                                                \
+      key(P "authorization.credentials_file", kPath, FIELD(M.auth.credentials_file),                            \
+          "file holding the credentials, re-read on every request"),                                             \
+      key(P "bearer_token", kText, FIELD(M.bearer_token), "Authorization: Bearer <token>"),                     \
+      key(P "bearer_token_file", kPath, FIELD(M.bearer_token_file),                                             \
+          "file holding the bearer token, re-read on every request"),                                            \
+      key(P "headers", kHeaders, FIELD(M.auth.headers), "extra request headers, e.g. {X-Scope-OrgID: tenant-a}")
 
 std::vector<ConfigKey> agent_keys() {
   using enum KeyType;
@@ -180,7 +226,7 @@ std::vector<ConfigKey> agent_keys() {
       key("source.kubelet.timeout", kDuration, FIELD(source.kubelet.timeout_ms),
           "deadline of each kubelet call (at most the refresh period)", {.min = 100, .max = 60e3}),
       key("remote_write.url", kUrl, FIELD(remote_write.url), "push every sample to this remote_write receiver (empty: off)",
-          {.choices = "http", .flag = "--remote-write"}),
+          {.choices = "http,https", .flag = "--remote-write"}),
       key("remote_write.interval", kDuration, FIELD(remote_write.interval_ms),
           "how often live values are queued; 0s: the sampling interval", {.min = 0, .max = kHour}),
       key("remote_write.job", kText, FIELD(remote_write.job), "job label added to every pushed series (with instance)"),
@@ -196,6 +242,8 @@ std::vector<ConfigKey> agent_keys() {
           {.min = 1, .max = 600e3}),
       key("remote_write.flush_timeout", kDuration, FIELD(remote_write.flush_timeout_ms),
           "on shutdown, how long queued samples are still sent; then the request in flight is cut", {.min = 0, .max = 600e3}),
+      CLIENT_KEYS("remote_write.", remote_write.client),
+      CLIENT_KEYS("prometheus.", prometheus),
       key("push.enabled", kBool, FIELD(push.enabled),
           "accept pushed allocator telemetry (Pushgateway API, OTLP/HTTP JSON) on the listener", {.flag = "--push"}),
       key("push.ttl", kDuration, FIELD(push.ttl_ms), "a push group no push refreshed for this long is dropped",

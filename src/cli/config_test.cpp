@@ -33,7 +33,7 @@ TEST(Config, ValuesAreCheckedForTheirType) {
   EXPECT_NE(error_of("listen: 9400").find("needs HOST:PORT"), std::string::npos);
   EXPECT_NE(error_of("listen: 0.0.0.0:99999").find("port 99999 is out of range 1..65535"), std::string::npos);
   EXPECT_NE(error_of("listen: :9400").find("no host"), std::string::npos);
-  EXPECT_NE(error_of("remote_write: {url: \"https://vm:8428/api/v1/write\"}").find("scheme https:// is not supported"),
+  EXPECT_NE(error_of("remote_write: {url: \"ftp://vm:8428/api/v1/write\"}").find("scheme ftp:// is not supported"),
             std::string::npos);
   EXPECT_NE(error_of("remote_write: {url: vm:8428/api/v1/write}").find("is not a URL"), std::string::npos);
   EXPECT_NE(error_of("interval: 10ms").find("interval: 10ms is out of range 100ms..1h"), std::string::npos);

@@ -201,14 +201,21 @@ class Extras final : public ServeExtras {
     o.min_backoff_ms = c.min_backoff_ms;
     o.max_backoff_ms = c.max_backoff_ms;
     o.flush_timeout_ms = c.flush_timeout_ms;
+    const HttpClientOptions client = c.client.options(c.timeout_ms);
+    o.tls = client.tls;
+    o.auth = client.auth;
     return o;
   }
 
+  // Every remote_write.* key, through the one key table.
   static bool same_remote_write(const RemoteWriteConfig& a, const RemoteWriteConfig& b) {
-    return a.url == b.url && a.interval_ms == b.interval_ms && a.job == b.job &&
-           a.queue_max_samples == b.queue_max_samples && a.max_samples_per_send == b.max_samples_per_send &&
-           a.timeout_ms == b.timeout_ms && a.min_backoff_ms == b.min_backoff_ms &&
-           a.max_backoff_ms == b.max_backoff_ms && a.flush_timeout_ms == b.flush_timeout_ms;
+    AgentConfig x, y;
+    x.remote_write = a;
+    y.remote_write = b;
+    for (const ConfigKey& k : config_keys()) {
+      if (k.key.starts_with("remote_write.") && k.show(x) != k.show(y)) return false;
+    }
+    return true;
   }
 
   std::mutex writer_mu_;                  // guards writer_ (replaced on SIGHUP)

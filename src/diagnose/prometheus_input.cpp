@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <cctype>
 #include <charconv>
@@ -153,12 +154,52 @@ struct Window {
   std::vector<std::string> wanted;  // families the server holds, sorted
 };
 
-Result<Window> prepare(const PrometheusQuery& q, const HttpClient& client, PrometheusInfo& info) {
+// The HTTP client with the query API's rules: a redirect is an error, a
+// 429/503 with a short Retry-After is asked again.
+class QueryClient {
+ public:
+  explicit QueryClient(const PrometheusQuery& q)
+      : client_({.timeout_ms = q.timeout_ms, .tls = q.tls, .auth = q.auth}) {}
+  Status check() const { return client_.check(); }
+  Result<HttpResponse> get(const std::string& url) const {
+    return answer([&] { return client_.get(url); });
+  }
+  Result<HttpResponse> post(const std::string& url, const std::string& body,
+                            const std::vector<std::pair<std::string, std::string>>& headers) const {
+    return answer([&] { return client_.post(url, body, headers); });
+  }
+
+ private:
+  template <typename F>
+  Result<HttpResponse> answer(F request) const {
+    for (int attempt = 0;; ++attempt) {
+      Result<HttpResponse> r = request();
+      if (!r) return r;
+      if (r->status / 100 == 3) {
+        std::string to(r->header("location"));
+        return unavailable("HTTP " + std::to_string(r->status) + ": a redirect" + (to.empty() ? "" : " to " + to) +
+                           ", not followed (point --prometheus at where it leads)");
+      }
+      if ((r->status == 429 || r->status == 503) && attempt < kMaxRetries) {
+        const int64_t after = retry_after_ms(r->header("retry-after"));
+        if (after >= 0 && after <= kMaxRetryAfterWaitMs) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(after));
+          continue;
+        }
+      }
+      return r;
+    }
+  }
+  HttpClient client_;
+};
+
+Result<Window> prepare(const PrometheusQuery& q, const QueryClient& client, PrometheusInfo& info) {
   Window w;
   w.base = base_url(q.url);
-  if (!w.base.starts_with("http://")) {
-    return invalid_argument("--prometheus: expected an http:// URL, got \"" + q.url + "\"");
+  if (!w.base.starts_with("http://") && !w.base.starts_with("https://")) {
+    return invalid_argument("--prometheus: expected an http:// or https:// URL, got \"" + q.url + "\"");
   }
+  if (Status s = client.check(); !s) return invalid_argument("prometheus: " + s.message());
   if (q.end_ms < 0 || q.end_ms > kMaxTimestampMs || q.range_ms <= 0 || q.range_ms > q.end_ms) {
     return invalid_argument("--end/--range: the window must lie between 1970 and 9999");
   }
@@ -233,7 +274,7 @@ bool gpu_family(std::string_view name) { return name.starts_with("gpu_") || name
 // those hosts) and adds the answers to `builder` in family order (so the
 // result does not depend on which answer came first) as soon as each one's
 // turn comes: no more than the answers in flight are held at once.
-Status fetch_families(const PrometheusQuery& q, const HttpClient& client, const Window& w,
+Status fetch_families(const PrometheusQuery& q, const QueryClient& client, const Window& w,
                       const std::vector<std::string>* hosts, SignalSetBuilder& builder, PrometheusInfo& info) {
   const std::set<std::string, std::less<>> keep = hosts ? std::set<std::string, std::less<>>(hosts->begin(), hosts->end())
                                                         : std::set<std::string, std::less<>>();
@@ -315,7 +356,7 @@ Status fetch_families(const PrometheusQuery& q, const HttpClient& client, const 
 
 // The host keys with GPU series in the window, sorted: one instant query,
 // aggregated on the server to one answer per distinct host-naming labels.
-Result<std::vector<std::string>> list_gpu_hosts(const HttpClient& client, const Window& w) {
+Result<std::vector<std::string>> list_gpu_hosts(const QueryClient& client, const Window& w) {
   std::string names;
   for (const std::string& n : w.wanted) {
     if (!gpu_family(n)) continue;
@@ -396,7 +437,7 @@ std::string promql_for_hosts(std::string_view name, const std::string& extra, co
 }
 
 Result<SignalSet> load_prometheus(const PrometheusQuery& q, PrometheusInfo& info) {
-  HttpClient client({.timeout_ms = q.timeout_ms});
+  QueryClient client(q);
   Result<Window> w = prepare(q, client, info);
   if (!w) return w.status();
   SignalSetBuilder builder;
@@ -405,7 +446,7 @@ Result<SignalSet> load_prometheus(const PrometheusQuery& q, PrometheusInfo& info
 }
 
 Status stream_prometheus(const PrometheusQuery& q, PrometheusInfo& info, const BatchSink& sink) {
-  HttpClient client({.timeout_ms = q.timeout_ms});
+  QueryClient client(q);
   Result<Window> w = prepare(q, client, info);
   if (!w) return w.status();
   std::vector<std::string> hosts;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "diagnose/signals.h"
+#include "util/http_client.h"
 #include "util/status.h"
 
 namespace gpulens::diagnose {
@@ -48,7 +49,15 @@ struct PrometheusQuery {
   int64_t timeout_ms = 30'000;
   size_t max_series = 100'000;  // all queries of one batch together; more is an error
   size_t batch_hosts = 64;      // hosts fetched and diagnosed together; 0: the whole fleet at once
+  TlsClientOptions tls = {};     // https:// servers (the config's prometheus.tls_config)
+  HttpAuthOptions auth = {};     // basic auth, bearer token, headers (X-Scope-OrgID for Mimir)
 };
+
+// A 429 or 503 with a Retry-After of at most this long is waited for and
+// asked again (up to kMaxRetries times); a longer one is an error. A
+// redirect (3xx) is an error naming where it points (not followed).
+inline constexpr int64_t kMaxRetryAfterWaitMs = 30'000;
+inline constexpr int kMaxRetries = 3;
 
 struct PrometheusInfo {
   size_t queries = 0;

@@ -1,6 +1,13 @@
-// Blocking HTTP/1.1 client over plain TCP: every socket step waits in poll()
-// against one deadline, so a server that never answers costs the timeout.
+// Blocking HTTP/1.1 client over TCP or TLS: every socket step waits in
+// poll() against one deadline (and the cancel fd), so a server that never
+// answers costs the timeout. TLS runs on the same non-blocking socket:
+// OpenSSL's WANT_READ/WANT_WRITE become the poll events to wait for.
 #include "util/http_client.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <arpa/inet.h>
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -15,6 +22,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
+#include <iomanip>
+#include <fstream>
+#include <mutex>
+#include <sstream>
 
 namespace gpulens {
 namespace {
@@ -22,6 +34,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct ParsedUrl {
+  bool tls = false;
   std::string host;
   std::string port = "80";
   std::string target = "/";  // path + query
@@ -29,13 +42,18 @@ struct ParsedUrl {
 };
 
 Result<ParsedUrl> parse_url(std::string_view url) {
-  constexpr std::string_view kScheme = "http://";
-  if (url.substr(0, kScheme.size()) != kScheme) {
-    return invalid_argument("unsupported URL \"" + std::string(url) + "\": only http:// is supported");
-  }
-  std::string_view rest = url.substr(kScheme.size());
-  size_t slash = rest.find_first_of("/?");
   ParsedUrl u;
+  std::string_view rest;
+  if (url.starts_with("http://")) {
+    rest = url.substr(7);
+  } else if (url.starts_with("https://")) {
+    rest = url.substr(8);
+    u.tls = true;
+    u.port = "443";
+  } else {
+    return invalid_argument("unsupported URL \"" + std::string(url) + "\": only http:// and https:// are supported");
+  }
+  size_t slash = rest.find_first_of("/?");
   u.authority = std::string(rest.substr(0, slash));
   if (slash != std::string_view::npos) {
     u.target = std::string(rest.substr(slash));
@@ -65,6 +83,7 @@ class Conn {
   Conn(std::string what, Clock::time_point deadline, int64_t timeout_ms, const HttpCancel* cancel)
       : what_(std::move(what)), deadline_(deadline), timeout_ms_(timeout_ms), cancel_(cancel) {}
   ~Conn() {
+    if (ssl_ != nullptr) SSL_free(ssl_);
     if (fd_ >= 0) ::close(fd_);
   }
   Conn(const Conn&) = delete;
@@ -87,8 +106,60 @@ class Conn {
     return last;
   }
 
+  // The TLS handshake, verifying the server unless told not to.
+  Status start_tls(SSL_CTX* ctx, const TlsClientOptions& o, const std::string& host) {
+    ssl_ = SSL_new(ctx);
+    if (ssl_ == nullptr || SSL_set_fd(ssl_, fd_) != 1) return tls_error("TLS setup for");
+    const std::string name = o.server_name.empty() ? host : o.server_name;
+    in6_addr a6{};
+    const bool ip = ::inet_pton(AF_INET, name.c_str(), &a6) == 1 || ::inet_pton(AF_INET6, name.c_str(), &a6) == 1;
+    if (!ip) SSL_set_tlsext_host_name(ssl_, name.c_str());
+    if (!o.insecure_skip_verify) {
+      X509_VERIFY_PARAM* param = SSL_get0_param(ssl_);
+      if (ip ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str()) != 1
+             : X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0) != 1) {
+        return tls_error("TLS name \"" + name + "\" for");
+      }
+    }
+    for (;;) {
+      ERR_clear_error();
+      int rc = SSL_connect(ssl_);
+      if (rc == 1) return Status::ok();
+      int err = SSL_get_error(ssl_, rc);
+      if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+        if (Status s = wait(err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, "TLS handshake with"); !s.is_ok()) {
+          return s;
+        }
+        continue;
+      }
+      long verify = SSL_get_verify_result(ssl_);
+      if (verify != X509_V_OK) {
+        std::string hint = verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH
+                               ? " (set tls_config.server_name to a name the certificate holds)"
+                               : " (set tls_config.ca_file to the CA that signed it)";
+        return unavailable("TLS handshake with " + what_ + ": certificate verify failed: " +
+                           X509_verify_cert_error_string(verify) + hint);
+      }
+      return tls_error("TLS handshake with");
+    }
+  }
+
   Status send_all(std::string_view data) {
     while (!data.empty()) {
+      if (ssl_ != nullptr) {
+        ERR_clear_error();
+        int n = SSL_write(ssl_, data.data(), static_cast<int>(std::min<size_t>(data.size(), 1 << 30)));
+        if (n > 0) {
+          data.remove_prefix(static_cast<size_t>(n));
+          continue;
+        }
+        int err = SSL_get_error(ssl_, n);
+        if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) return tls_error("TLS send to");
+        if (Status s = wait(err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, "sending request to"); !s.is_ok()) {
+          return s;
+        }
+        continue;
+      }
       if (Status s = wait(POLLOUT, "sending request to"); !s.is_ok()) return s;
       ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
       if (n < 0) {
@@ -102,9 +173,24 @@ class Conn {
 
   // Appends what arrives to `buf`; returns false at end of stream.
   Result<bool> recv_some(std::string& buf) {
+    char tmp[65536];
+    while (ssl_ != nullptr) {
+      ERR_clear_error();
+      int n = SSL_read(ssl_, tmp, sizeof tmp);
+      if (n > 0) {
+        buf.append(tmp, static_cast<size_t>(n));
+        return true;
+      }
+      int err = SSL_get_error(ssl_, n);
+      if (err == SSL_ERROR_ZERO_RETURN) return false;
+      if (err == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) return false;  // closed without close_notify
+      if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) return tls_error("TLS read from");
+      if (Status s = wait(err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, "reading response from"); !s.is_ok()) {
+        return s;
+      }
+    }
     for (;;) {
       if (Status s = wait(POLLIN, "reading response from"); !s.is_ok()) return s;
-      char tmp[65536];
       ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
       if (n < 0) {
         if (errno == EAGAIN || errno == EINTR) continue;
@@ -145,9 +231,16 @@ class Conn {
     return {Code::kDeadline, "timeout after " + std::to_string(timeout_ms_) + " ms " + doing + " " + what_};
   }
 
+  Status tls_error(const std::string& doing) const {
+    char text[256] = "unknown error";
+    if (unsigned long e = ERR_get_error(); e != 0) ERR_error_string_n(e, text, sizeof text);
+    return unavailable(doing + " " + what_ + ": " + text);
+  }
+
   Status cancelled() const { return {Code::kDeadline, "cancelled while talking to " + what_}; }
 
   int fd_ = -1;
+  SSL* ssl_ = nullptr;
   std::string what_;
   Clock::time_point deadline_;
   int64_t timeout_ms_;
@@ -218,7 +311,186 @@ Result<bool> dechunk(std::string_view raw, std::string& out, size_t max, const s
   }
 }
 
+// Reads a small secret or PEM file whole; "" and an error for a missing one.
+Result<std::string> read_small_file(const std::string& path, const std::string& key) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found(key + ": cannot read " + path + ": " + std::strerror(errno));
+  std::string text;
+  char buf[4096];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > (1u << 20)) return invalid_argument(key + ": " + path + " is larger than 1 MiB");
+  }
+  return text;
+}
+
+// A credentials file without its trailing newline (as Prometheus reads it).
+Result<std::string> read_secret(const std::string& path, const std::string& key) {
+  Result<std::string> t = read_small_file(path, key);
+  if (!t) return t;
+  std::string v = std::move(*t);
+  while (!v.empty() && (v.back() == '\n' || v.back() == '\r' || v.back() == ' ')) v.pop_back();
+  if (v.empty()) return invalid_argument(key + ": " + path + " is empty");
+  return v;
+}
+
+std::string base64(std::string_view in) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    for (int k = 18; k >= 0; k -= 6) out.push_back(kAlphabet[(v >> k) & 63]);
+  }
+  if (i + 1 == in.size()) {
+    uint32_t v = uint8_t(in[i]) << 16;
+    out += {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63], '=', '='};
+  } else if (i + 2 == in.size()) {
+    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+    out += {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63], kAlphabet[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+
+// The Authorization header value of `a`, "" when it sets none.
+Result<std::string> authorization(const HttpAuthOptions& a) {
+  if (!a.username.empty()) {
+    std::string password = a.password;
+    if (!a.password_file.empty()) {
+      Result<std::string> p = read_secret(a.password_file, "basic_auth.password_file");
+      if (!p) return p.status();
+      password = *p;
+    }
+    return "Basic " + base64(a.username + ":" + password);
+  }
+  std::string credentials = a.credentials;
+  if (!a.credentials_file.empty()) {
+    Result<std::string> c = read_secret(a.credentials_file, "authorization.credentials_file");
+    if (!c) return c.status();
+    credentials = *c;
+  }
+  if (credentials.empty()) return std::string();
+  return (a.authorization_type.empty() ? std::string("Bearer") : a.authorization_type) + " " + credentials;
+}
+
+std::string openssl_error() {
+  char text[256] = "unknown error";
+  if (unsigned long e = ERR_get_error(); e != 0) ERR_error_string_n(e, text, sizeof text);
+  return text;
+}
+
 }  // namespace
+
+struct TlsContext {
+  SSL_CTX* ctx = nullptr;
+  ~TlsContext() {
+    if (ctx != nullptr) SSL_CTX_free(ctx);
+  }
+};
+
+// Built on the first https request: plain-http clients never pay for it.
+struct HttpClient::LazyTls {
+  std::once_flag once;
+  std::unique_ptr<TlsContext> tls;
+  Status status;
+};
+
+namespace {
+
+Result<std::unique_ptr<TlsContext>> make_tls(const TlsClientOptions& o) {
+  auto t = std::make_unique<TlsContext>();
+  t->ctx = SSL_CTX_new(TLS_client_method());
+  if (t->ctx == nullptr) return internal_error("TLS: " + openssl_error());
+  SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION);
+  SSL_CTX_set_options(t->ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+  SSL_CTX_set_verify(t->ctx, o.insecure_skip_verify ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, nullptr);
+  if (!o.ca_file.empty()) {
+    if (SSL_CTX_load_verify_locations(t->ctx, o.ca_file.c_str(), nullptr) != 1) {
+      return invalid_argument("tls_config.ca_file: cannot load " + o.ca_file + ": " + openssl_error());
+    }
+  } else if (SSL_CTX_set_default_verify_paths(t->ctx) != 1) {
+    return internal_error("TLS: cannot load the system's CAs: " + openssl_error());
+  }
+  if (!o.cert_file.empty()) {
+    if (SSL_CTX_use_certificate_chain_file(t->ctx, o.cert_file.c_str()) != 1) {
+      return invalid_argument("tls_config.cert_file: cannot load " + o.cert_file + ": " + openssl_error());
+    }
+    if (SSL_CTX_use_PrivateKey_file(t->ctx, o.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+      return invalid_argument("tls_config.key_file: cannot load " + o.key_file + ": " + openssl_error());
+    }
+    if (SSL_CTX_check_private_key(t->ctx) != 1) {
+      return invalid_argument("tls_config.key_file: " + o.key_file + " does not match " + o.cert_file);
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+Status check_http_client_options(const HttpClientOptions& o, const std::string& what) {
+  const HttpAuthOptions& a = o.auth;
+  const TlsClientOptions& t = o.tls;
+  auto bad = [&](const std::string& m) { return invalid_argument(what + ": " + m); };
+  if (t.cert_file.empty() != t.key_file.empty()) {
+    return bad("tls_config.cert_file and tls_config.key_file go together (both or neither)");
+  }
+  const bool basic = !a.username.empty() || !a.password.empty() || !a.password_file.empty();
+  const bool authz = !a.credentials.empty() || !a.credentials_file.empty();
+  if (basic && authz) return bad("at most one of basic_auth and authorization (or bearer_token) may be set");
+  if (basic && a.username.empty()) return bad("basic_auth needs a username");
+  if (!a.password.empty() && !a.password_file.empty()) {
+    return bad("basic_auth: at most one of password and password_file may be set");
+  }
+  if (!a.credentials.empty() && !a.credentials_file.empty()) {
+    return bad("authorization: at most one of credentials and credentials_file may be set");
+  }
+  if (lower(a.authorization_type) == "basic") return bad("authorization.type Basic: use basic_auth instead");
+  for (const auto& [k, v] : a.headers) {
+    const std::string l = lower(k);
+    if (l == "authorization" || l == "host" || l == "content-length" || l == "content-encoding" ||
+        l == "content-type" || l == "connection" || l == "transfer-encoding" || l == "user-agent" ||
+        l.starts_with("x-prometheus-remote-write")) {
+      return bad("headers: \"" + k + "\" is set by the client itself and cannot be overridden");
+    }
+    if (k.empty() || k.find_first_of(" :\r\n\t") != std::string::npos || v.find_first_of("\r\n") != std::string::npos) {
+      return bad("headers: \"" + k + "\" is not a valid header");
+    }
+  }
+  for (const auto& [path, key] : {std::pair{a.password_file, "basic_auth.password_file"},
+                                  std::pair{a.credentials_file, "authorization.credentials_file"}}) {
+    if (path.empty()) continue;
+    if (Result<std::string> r = read_secret(path, key); !r) return bad(r.status().message());
+  }
+  if (!t.ca_file.empty() || !t.cert_file.empty()) {  // loads them as a request would
+    Result<std::unique_ptr<TlsContext>> tls = make_tls(t);
+    if (!tls) return bad(tls.status().message());
+  }
+  return Status::ok();
+}
+
+int64_t retry_after_ms(std::string_view v) {
+  v = trim(v);
+  if (v.empty()) return -1;
+  if (v.find_first_not_of("0123456789") == std::string_view::npos) {
+    if (v.size() > 9) return -1;
+    return static_cast<int64_t>(std::stoll(std::string(v))) * 1000;
+  }
+  std::tm tm{};  // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
+  std::istringstream in{std::string(v)};
+  in >> std::get_time(&tm, "%a, %d %b %Y %H:%M:%S GMT");
+  if (in.fail()) return -1;
+  const int64_t at = static_cast<int64_t>(::timegm(&tm)) * 1000;
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::max<int64_t>(0, at - now);
+}
+
+HttpClient::HttpClient(HttpClientOptions options)
+    : options_(std::move(options)), tls_(std::make_unique<LazyTls>()) {}
+
+HttpClient::~HttpClient() = default;
+
+Status HttpClient::check() const { return check_http_client_options(options_, "client"); }
 
 HttpCancel::HttpCancel() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
@@ -263,6 +535,20 @@ Result<HttpResponse> HttpClient::request(std::string_view method, std::string_vi
   Conn conn(what, Clock::now() + std::chrono::milliseconds(options_.timeout_ms), options_.timeout_ms,
             options_.cancel);
   if (Status s = conn.connect(u); !s.is_ok()) return s;
+  if (u.tls) {
+    std::call_once(tls_->once, [&] {
+      Result<std::unique_ptr<TlsContext>> t = make_tls(options_.tls);
+      if (t) {
+        tls_->tls = std::move(*t);
+      } else {
+        tls_->status = t.status();
+      }
+    });
+    if (!tls_->tls) return tls_->status;
+    if (Status s = conn.start_tls(tls_->tls->ctx, options_.tls, u.host); !s.is_ok()) return s;
+  }
+  Result<std::string> authz = authorization(options_.auth);
+  if (!authz) return authz.status();
 
   std::string req;
   req.reserve(256 + body.size());
@@ -274,6 +560,8 @@ Result<HttpResponse> HttpClient::request(std::string_view method, std::string_vi
     own_agent |= lower(k) == "user-agent";
   }
   if (!own_agent) req.append("User-Agent: gpulens\r\n");
+  for (const auto& [k, v] : options_.auth.headers) req.append(k).append(": ").append(v).append("\r\n");
+  if (!authz->empty()) req.append("Authorization: ").append(*authz).append("\r\n");
   if (method == "POST" || !body.empty()) req.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");
   req.append("\r\n");
   // Small bodies go in one segment with the head; large ones avoid a copy.

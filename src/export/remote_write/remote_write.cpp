@@ -24,7 +24,9 @@ int64_t unix_ms() {
 class HttpSender final : public RemoteSender {
  public:
   explicit HttpSender(const RemoteWriteOptions& o)
-      : url_(o.url), client_({.timeout_ms = o.timeout_ms, .max_body_bytes = 1u << 20, .cancel = &cancel_}) {}
+      : url_(o.url),
+        client_({.timeout_ms = o.timeout_ms, .max_body_bytes = 1u << 20, .cancel = &cancel_, .tls = o.tls,
+                  .auth = o.auth}) {}
 
   SendResult send(const std::string& body) override {
     static const std::vector<std::pair<std::string, std::string>> kHeaders = {
@@ -37,11 +39,19 @@ class HttpSender final : public RemoteSender {
     if (!r) return {SendResult::Outcome::kRetry, r.status().message()};
     if (r->status / 100 == 2) return {SendResult::Outcome::kOk, {}};
     std::string error = "HTTP " + std::to_string(r->status) + " from " + url_;
+    if (r->status / 100 == 3) {
+      std::string to(r->header("location"));
+      return {SendResult::Outcome::kReject,
+              error + ": a redirect" + (to.empty() ? std::string() : " to " + to) +
+                  ", not followed (set remote_write.url to where it points)"};
+    }
     if (!r->body.empty()) error += ": " + r->body.substr(0, 300);
     while (!error.empty() && (error.back() == '\n' || error.back() == '\r')) error.pop_back();
     // The spec: retry 5xx, may retry 429, never retry another 4xx.
     bool retry = r->status / 100 == 5 || r->status == 429;
-    return {retry ? SendResult::Outcome::kRetry : SendResult::Outcome::kReject, std::move(error)};
+    int64_t after = retry ? retry_after_ms(r->header("retry-after")) : -1;
+    if (after >= 0) error += " (Retry-After " + std::to_string(after / 1000) + "s)";
+    return {retry ? SendResult::Outcome::kRetry : SendResult::Outcome::kReject, std::move(error), after};
   }
 
   void cancel() override { cancel_.cancel(); }
@@ -69,9 +79,10 @@ RemoteWriter::~RemoteWriter() { stop(); }
 
 Status RemoteWriter::check_options() const {
   const auto& o = options_;
-  if (!o.url.starts_with("http://")) {
-    return invalid_argument("remote_write URL \"" + o.url + "\" must start with http://");
+  if (!o.url.starts_with("http://") && !o.url.starts_with("https://")) {
+    return invalid_argument("remote_write URL \"" + o.url + "\" must start with http:// or https://");
   }
+  if (Status s = check_http_client_options({.tls = o.tls, .auth = o.auth}, "remote_write"); !s) return s;
   if (o.max_samples_per_send == 0 || o.queue_max_samples < o.max_samples_per_send) {
     return invalid_argument("remote_write queue of " + std::to_string(o.queue_max_samples) +
                             " samples must hold at least one batch of " +
@@ -273,7 +284,8 @@ void RemoteWriter::sender_loop() {
     SendResult r = send_once();
     lock.lock();
     if (r.outcome == SendResult::Outcome::kRetry) {
-      cv_.wait_for(lock, std::chrono::milliseconds(backoff.next()), [&] { return stopping_; });
+      const int64_t delay = std::max(backoff.next(), std::min(r.retry_after_ms, kMaxRetryAfterMs));
+      cv_.wait_for(lock, std::chrono::milliseconds(delay), [&] { return stopping_; });
     } else {
       backoff.reset();
     }

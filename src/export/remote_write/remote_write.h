@@ -6,9 +6,11 @@
 // gets a stale marker. A sender thread takes up to max_samples_per_send
 // samples at a time, encodes them (protobuf + snappy block format) and POSTs
 // them. A batch that meets a network error, a 5xx or a 429 is retried with
-// exponential backoff until it is accepted, so a receiver restart loses
+// exponential backoff until it is accepted (waiting at least the answer's
+// Retry-After, up to kMaxRetryAfterMs), so a receiver restart loses
 // nothing as long as the queue does not overflow; other 4xx answers mean the
-// receiver will never take it, and the batch is counted as failed. When the
+// receiver will never take it, and the batch is counted as failed; so is a
+// 3xx (redirects are not followed: the error names where it points). When the
 // queue is full the oldest queued samples are dropped (and counted), so the
 // newest data survives a long outage.
 //
@@ -38,6 +40,7 @@
 
 #include "model/frame.h"
 #include "store/live.h"
+#include "util/http_client.h"
 #include "util/status.h"
 
 namespace gpulens {
@@ -52,6 +55,8 @@ struct RemoteWriteOptions {
   int64_t max_backoff_ms = 5000;
   int64_t flush_timeout_ms = 5000;   // how long stop() keeps sending what is queued
   std::vector<std::pair<std::string, std::string>> external_labels = {};  // e.g. {"instance", host}
+  TlsClientOptions tls = {};   // for https:// receivers
+  HttpAuthOptions auth = {};   // basic auth or Authorization, extra headers (X-Scope-OrgID)
 };
 
 struct RemoteWriteStats {
@@ -69,8 +74,12 @@ struct RemoteWriteStats {
 // What a sender learned from one request.
 struct SendResult {
   enum class Outcome { kOk, kRetry, kReject } outcome;
-  std::string error;  // for kRetry and kReject
+  std::string error;            // for kRetry and kReject
+  int64_t retry_after_ms = -1;  // kRetry: the receiver's Retry-After; -1: none
 };
+
+// The longest Retry-After honoured; a longer one waits this long.
+inline constexpr int64_t kMaxRetryAfterMs = 5 * 60'000;
 
 // Delivers one encoded (snappy-compressed) WriteRequest. The HTTP sender is
 // the default; tests substitute their own.

@@ -2,12 +2,17 @@
 // markers and self-metrics, against a fake sender that decodes each request.
 #include "export/remote_write/remote_write.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <snappy.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <condition_variable>
 #include <map>
+#include <thread>
 
 #include "export/remote_write/prompb.h"
 
@@ -250,8 +255,12 @@ TEST(RemoteWriter, SelfMetrics) {
 
 TEST(RemoteWriter, StartRejectsBadOptions) {
   Fixture fx;
-  Status s = fx.writer({.url = "https://vm/api/v1/write"})->start();
-  EXPECT_EQ(s.message(), "remote_write URL \"https://vm/api/v1/write\" must start with http://");
+  Status s = fx.writer({.url = "ftp://vm/api/v1/write"})->start();
+  EXPECT_EQ(s.message(), "remote_write URL \"ftp://vm/api/v1/write\" must start with http:// or https://");
+  RemoteWriteOptions o{.url = "https://vm/api/v1/write"};
+  o.tls.cert_file = "client.pem";
+  s = fx.writer(o)->start();
+  EXPECT_EQ(s.message(), "remote_write: tls_config.cert_file and tls_config.key_file go together (both or neither)");
   s = fx.writer({.queue_max_samples = 10, .max_samples_per_send = 100})->start();
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   s = fx.writer({.external_labels = {{"__bad", "x"}}})->start();
@@ -326,6 +335,73 @@ TEST(RemoteWriter, StopWithoutFlushTimeCutsAtOnce) {
   w.enqueue_snapshot(1000);
   w.stop();
   EXPECT_EQ(w.stats().sent, 0u);
+}
+
+// Answers one request on 127.0.0.1 with `reply`, then closes.
+class OneReply {
+ public:
+  explicit OneReply(std::string reply) : reply_(std::move(reply)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), len), 0);
+    EXPECT_EQ(::listen(fd_, 1), 0);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      int c = ::accept(fd_, nullptr, nullptr);
+      std::string req;
+      char buf[4096];
+      for (ssize_t n; (n = ::recv(c, buf, sizeof buf, 0)) > 0;) {
+        req.append(buf, static_cast<size_t>(n));
+        size_t head = req.find("\r\n\r\n"), cl = req.find("Content-Length: ");
+        if (head != std::string::npos && cl != std::string::npos &&
+            req.size() >= head + 4 + std::stoul(req.substr(cl + 16))) {
+          break;
+        }
+      }
+      ::send(c, reply_.data(), reply_.size(), MSG_NOSIGNAL);
+      ::close(c);
+    });
+  }
+  ~OneReply() {
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/api/v1/write"; }
+
+ private:
+  std::string reply_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+TEST(HttpSender, RetryAfterOn429IsHonoured) {
+  OneReply srv("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nContent-Length: 0\r\n\r\n");
+  SendResult r = make_http_sender({.url = srv.url(), .timeout_ms = 5000})->send("x");
+  EXPECT_EQ(r.outcome, Outcome::kRetry);
+  EXPECT_EQ(r.retry_after_ms, 7000);
+  EXPECT_NE(r.error.find("HTTP 429 from " + srv.url() + " (Retry-After 7s)"), std::string::npos) << r.error;
+}
+
+TEST(HttpSender, ARedirectIsARejectionNamingWhereItPoints) {
+  OneReply srv("HTTP/1.1 301 Moved Permanently\r\nLocation: https://vm:8428/api/v1/write\r\nContent-Length: 0\r\n\r\n");
+  SendResult r = make_http_sender({.url = srv.url(), .timeout_ms = 5000})->send("x");
+  EXPECT_EQ(r.outcome, Outcome::kReject);
+  EXPECT_NE(r.error.find("HTTP 301 from " + srv.url() + ": a redirect to https://vm:8428/api/v1/write, not followed"),
+            std::string::npos)
+      << r.error;
+}
+
+TEST(HttpSender, AnswerWithoutRetryAfterHasNone) {
+  OneReply srv("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy");
+  SendResult r = make_http_sender({.url = srv.url(), .timeout_ms = 5000})->send("x");
+  EXPECT_EQ(r.outcome, Outcome::kRetry);
+  EXPECT_EQ(r.retry_after_ms, -1);
+  EXPECT_NE(r.error.find(": busy"), std::string::npos) << r.error;
 }
 
 }  // namespace
