@@ -149,6 +149,31 @@ void read_users(const yaml::Reader& r, const YAML::Node& n, WebConfig& c) {
 
 }  // namespace
 
+std::string security_headers(const WebConfig* config) {
+  std::vector<std::pair<std::string, std::string>> h = {
+      {"X-Content-Type-Options", "nosniff"},
+      {"X-Frame-Options", "DENY"},
+      {"Referrer-Policy", "no-referrer"},
+      {"Cross-Origin-Resource-Policy", "same-origin"},
+      {"Content-Security-Policy", kDefaultContentSecurityPolicy},
+  };
+  if (config) {
+    for (const auto& [name, value] : config->headers) {
+      bool replaced = false;
+      for (auto& [n, v] : h) {
+        if (n == name) {
+          v = value;
+          replaced = true;
+        }
+      }
+      if (!replaced) h.emplace_back(name, value);
+    }
+  }
+  std::string out;
+  for (const auto& [n, v] : h) out += n + ": " + v + "\r\n";
+  return out;
+}
+
 bool is_allowed_web_header(std::string_view name) {
   for (auto h : kAllowedHeaders) {
     if (name == h) return true;

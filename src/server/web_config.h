@@ -81,6 +81,15 @@ Result<WebConfig> parse_web_config(const std::string& text, const std::string& o
 // Reads and parses `path` (errors: not_found when it cannot be read).
 Result<WebConfig> load_web_config(const std::string& path);
 
+// Security headers on every response; web config headers of the same name
+// replace them. The policy fits the embedded page: scripts, styles and
+// fetches from the agent itself only, never framed.
+inline constexpr const char* kDefaultContentSecurityPolicy =
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+// The header lines ("Name: value\r\n") for `config` (null: defaults only).
+std::string security_headers(const WebConfig* config);
+
 // The headers http_server_config.headers may set (exporter-toolkit's list).
 bool is_allowed_web_header(std::string_view name);
 

@@ -7,31 +7,6 @@
 
 namespace gpulens {
 
-std::string security_headers(const WebConfig* config) {
-  std::vector<std::pair<std::string, std::string>> h = {
-      {"X-Content-Type-Options", "nosniff"},
-      {"X-Frame-Options", "DENY"},
-      {"Referrer-Policy", "no-referrer"},
-      {"Cross-Origin-Resource-Policy", "same-origin"},
-      {"Content-Security-Policy", kDefaultContentSecurityPolicy},
-  };
-  if (config) {
-    for (const auto& [name, value] : config->headers) {
-      bool replaced = false;
-      for (auto& [n, v] : h) {
-        if (n == name) {
-          v = value;
-          replaced = true;
-        }
-      }
-      if (!replaced) h.emplace_back(name, value);
-    }
-  }
-  std::string out;
-  for (const auto& [n, v] : h) out += n + ": " + v + "\r\n";
-  return out;
-}
-
 Result<std::shared_ptr<const WebSecurity::State>> WebSecurity::load(const std::string& path) {
   auto config = load_web_config(path);
   if (!config) return config.status();

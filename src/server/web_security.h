@@ -32,15 +32,6 @@
 
 namespace gpulens {
 
-// Security headers on every response; web config headers of the same name
-// replace them. The policy fits the embedded page: scripts, styles and
-// fetches from the agent itself only, never framed.
-inline constexpr const char* kDefaultContentSecurityPolicy =
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-// The header lines ("Name: value\r\n") for `config` (null: defaults only).
-std::string security_headers(const WebConfig* config);
-
 class WebSecurity {
  public:
   struct State {
