@@ -177,6 +177,7 @@ int run_serve(int argc, char** argv) {
     }
     options.push = *store;
   }
+  options.allowed_hosts = config->allowed_hosts;
   if (!config->web_config_file.empty()) {
     auto security = WebSecurity::open(config->web_config_file);
     if (!security) {

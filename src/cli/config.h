@@ -87,6 +87,7 @@ struct AgentConfig {
   std::vector<std::string> sources = {"nvml", "host"};
   bool dcgm_names = false;
   std::string dcgm_hostname_label = "Hostname";  // Hostname, hostname or none
+  std::vector<std::string> allowed_hosts;  // extra Host names for the web page and API
   std::string web_config_file;  // exporter-toolkit web-config.yml: TLS, basic auth, headers ("" none)
   std::string profile = "full";                  // minimal, standard, full
   std::string collectors;                        // dcgm-exporter counters CSV; "" = the profile

@@ -175,6 +175,9 @@ std::vector<ConfigKey> agent_keys() {
       key("web_config_file", kPath, FIELD(web_config_file),
           "exporter-toolkit web config (TLS, basic auth, headers) for the listener; empty: plain HTTP",
           {.flag = "--web-config-file"}),
+      key("allowed_hosts", kList, FIELD(allowed_hosts),
+          "Host names the web page and /api/* answer to besides IP addresses, localhost and this machine's "
+          "names (a DNS-rebinding guard); [\"*\"]: any"),
       key("interval", kDuration, FIELD(interval_ms), "sampling interval", {.min = 100, .max = kHour, .flag = "--interval"}),
       key("history", kDuration, FIELD(history_ms), "how much history to keep in memory (for diagnosis)",
           {.min = 1000, .max = 30 * 24 * kHour, .flag = "--history"}),

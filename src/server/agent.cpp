@@ -23,7 +23,8 @@ int64_t wall_ms() {
       .count();
 }
 
-Agent::Agent(AgentOptions options, std::vector<std::unique_ptr<Source>> sources) : options_(std::move(options)) {
+Agent::Agent(AgentOptions options, std::vector<std::unique_ptr<Source>> sources)
+    : options_(std::move(options)), guard_(options_.allowed_hosts) {
   const int64_t interval = std::max<int64_t>(options_.interval_ms, 10);
   history_ = std::make_unique<History>(static_cast<size_t>(std::max<int64_t>(1, options_.history_ms / interval)));
   for (auto& s : sources) runners_.push_back({std::move(s), -1, {}});
@@ -328,6 +329,7 @@ Status Agent::findings_params(std::string_view query, int64_t& window_ms) {
 }
 
 void Agent::handle(const ServerRequest& req, ServerResponse& res) {
+  if (refuse_cross_site(guard_, req, res)) return;
   if (handle_push_route(options_.push.get(), req, res, wall_ms())) return;
   if (req.path == "/metrics") {
     const Format format = negotiate(req.accept);

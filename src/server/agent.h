@@ -30,6 +30,7 @@
 
 #include "export/exposition.h"
 #include "model/selection.h"
+#include "server/browser_guard.h"
 #include "model/series.h"
 #include "push/push_store.h"
 #include "server/http_server.h"
@@ -57,6 +58,9 @@ struct AgentOptions {
   std::shared_ptr<push::PushStore> push;
   // TLS, basic auth and headers of the listener (serve --web-config-file); null: plain HTTP.
   std::shared_ptr<WebSecurity> security;
+  // Host names the web page and the API answer to besides IP addresses,
+  // localhost and this machine's names (browser_guard.h); "*": any.
+  std::vector<std::string> allowed_hosts;
 };
 
 // Hooks for modules the agent hosts without depending on them.
@@ -129,6 +133,7 @@ class Agent {
   int self_index_ = -1;
   AgentHooks hooks_;
   std::unique_ptr<HttpServer> server_;
+  BrowserGuard guard_;
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
