@@ -142,7 +142,8 @@ Status set_key(AgentConfig& c, const std::string& name, const std::string& text,
           return bad("unknown \"" + item + "\" (known: " + k->choices + ")");
         }
       }
-      if (split(text).empty()) return bad("the list is empty");
+      // A list of choices (sources) needs one; a free list (allowed_hosts) may be empty.
+      if (split(text).empty() && !options.empty()) return bad("the list is empty");
       break;
     }
     case KeyType::kBool:
@@ -252,7 +253,7 @@ class Walker {
         if (!item.IsScalar()) fail(item, key + ": expected a list of names");
         text += (text.empty() ? "" : ",") + item.Scalar();
       }
-      if (text.empty()) fail(v, key + ": the list is empty");
+      if (text.empty() && !k->choices.empty()) fail(v, key + ": the list is empty");
     } else if (v.IsScalar()) {
       text = v.Scalar();
     } else if (v.IsNull()) {
