@@ -40,14 +40,27 @@ std::string human_bytes(uint64_t n) {
   return buf;
 }
 
+// The limit a gzip file inflates against, and how to explain hitting it.
+struct Bound {
+  uint64_t limit;
+  std::string ratio_note;  // "" when --max-bytes is the binding limit
+};
+
 Status too_big(const std::string& path, uint64_t n, uint64_t limit) {
   return invalid_argument(path + ": " + human_bytes(n) + " of JSON is more than the limit of " +
                           human_bytes(limit) + " (raise it with --max-bytes)");
 }
 
+Status too_big(const std::string& path, uint64_t n, const Bound& b) {
+  if (b.ratio_note.empty()) return too_big(path, n, b.limit);
+  return invalid_argument(path + ": inflates to more than " + human_bytes(b.limit) + " (" + b.ratio_note +
+                          "; real traces inflate 13-30 times): a gzip bomb, or not a trace; stopped while inflating");
+}
+
 // Streams a gzip file (any number of members) through zlib into `out`.
-Status inflate_streaming(const std::string& path, std::string_view in, uint64_t limit,
+Status inflate_streaming(const std::string& path, std::string_view in, const Bound& bound,
                          size_t padding, std::string& out) {
+  const uint64_t limit = bound.limit;
   z_stream zs{};
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return internal_error("zlib init failed");
   std::unique_ptr<z_stream, decltype(&inflateEnd)> guard(&zs, inflateEnd);
@@ -58,7 +71,7 @@ Status inflate_streaming(const std::string& path, std::string_view in, uint64_t 
     // zlib counts in 32-bit units; feed and drain at most 1 GiB at a time.
     zs.avail_in = static_cast<uInt>(std::min<size_t>(in.size() - (zs.next_in - reinterpret_cast<const Bytef*>(in.data())), 1u << 30));
     if (used == out.size()) {
-      if (used >= limit) return too_big(path, used, limit);
+      if (used >= limit) return too_big(path, used, bound);
       out.resize(std::min<uint64_t>(out.size() * 2, limit + 1));
     }
     zs.next_out = reinterpret_cast<Bytef*>(out.data() + used);
@@ -66,7 +79,7 @@ Status inflate_streaming(const std::string& path, std::string_view in, uint64_t 
     uInt before = zs.avail_out;
     int rc = inflate(&zs, Z_NO_FLUSH);
     used += before - zs.avail_out;
-    if (used > limit) return too_big(path, used, limit);
+    if (used > limit) return too_big(path, used, bound);
     if (rc == Z_STREAM_END) {
       size_t consumed = zs.next_in - reinterpret_cast<const Bytef*>(in.data());
       if (consumed >= in.size()) break;
@@ -85,8 +98,9 @@ Status inflate_streaming(const std::string& path, std::string_view in, uint64_t 
   return Status::ok();
 }
 
-Status inflate_gzip(const std::string& path, std::string_view in, uint64_t limit, size_t padding,
+Status inflate_gzip(const std::string& path, std::string_view in, const Bound& bound, size_t padding,
                     std::string& out) {
+  const uint64_t limit = bound.limit;
   if (in.size() < 18) return invalid_argument(path + ": gzip data is truncated (" + std::to_string(in.size()) + " bytes)");
   uint32_t isize = 0;
   std::memcpy(&isize, in.data() + in.size() - 4, 4);  // little-endian on every target we build
@@ -106,7 +120,7 @@ Status inflate_gzip(const std::string& path, std::string_view in, uint64_t limit
     }
     if (rc == LIBDEFLATE_BAD_DATA) return invalid_argument(path + ": corrupt or truncated gzip data");
   }
-  return inflate_streaming(path, in, limit, padding, out);
+  return inflate_streaming(path, in, bound, padding, out);
 }
 
 }  // namespace
@@ -146,8 +160,13 @@ Result<std::string> load_json_text(const std::string& path, const ReadOptions& o
   if (static_cast<uint64_t>(f.gcount()) + got != size) return io_error(path + ": short read");
   if (!gz) return raw;
   if (opts.progress) std::fprintf(stderr, "%s: inflating %s of gzip\n", path.c_str(), human_bytes(size).c_str());
+  Bound bound{opts.max_bytes, ""};
+  const uint64_t by_ratio = std::max(opts.ratio_floor_bytes, size * opts.max_ratio);
+  if (by_ratio < bound.limit) {
+    bound = {by_ratio, std::to_string(opts.max_ratio) + " times its " + human_bytes(size) + " of gzip"};
+  }
   std::string out;
-  if (Status s = inflate_gzip(path, raw, opts.max_bytes, padding, out); !s) return s;
+  if (Status s = inflate_gzip(path, raw, bound, padding, out); !s) return s;
   return out;
 }
 

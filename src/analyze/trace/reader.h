@@ -25,6 +25,12 @@ namespace gpulens::trace {
 struct ReadOptions {
   // Largest uncompressed JSON accepted; simdjson itself stops at 4 GiB.
   uint64_t max_bytes = uint64_t{3} << 30;
+  // A gzip file may inflate to at most max_ratio times its own size (real
+  // traces inflate 13-30 times), or ratio_floor_bytes when that is more: a
+  // gzip bomb (deflate reaches ~1000:1) is stopped while it inflates, its
+  // memory bounded by this, not by max_bytes.
+  uint64_t max_ratio = 100;
+  uint64_t ratio_floor_bytes = uint64_t{64} << 20;
   // Print progress to stderr (the CLI sets this for large inputs on a tty).
   bool progress = false;
 };

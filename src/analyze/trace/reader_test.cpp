@@ -157,5 +157,25 @@ TEST(TraceReader, BadFilesGiveClearErrors) {
   EXPECT_FALSE(big_gz);
 }
 
+TEST(TraceReader, GzipBombIsStoppedWhileInflating) {
+  // 16 MiB of one byte inflates ~1000 times its gzip; with the ratio floor
+  // at 1 MiB it is stopped at 100 times its size, far below max_bytes.
+  std::string bomb = "[" + std::string(16u << 20, ' ') + "]";
+  const std::string gz = gzip(bomb);
+  ASSERT_LT(gz.size(), 100'000u);
+  ReadOptions o;
+  o.ratio_floor_bytes = 1u << 20;
+  auto r = read_trace_file(temp_file("bomb.json.gz", gz), o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("(100 times its " + std::to_string(gz.size()) + " bytes of gzip"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("a gzip bomb, or not a trace"), std::string::npos);
+  // The same bytes are a fine (empty) trace when the ratio allows them.
+  o.max_ratio = 2000;
+  auto ok = read_trace_file(temp_file("bomb.json.gz", gz), o);
+  EXPECT_TRUE(ok) << ok.status().message();
+}
+
 }  // namespace
 }  // namespace gpulens::trace
