@@ -23,6 +23,7 @@ BUILTIN = {  # kind -> (apiVersion, namespaced)
     "ServiceAccount": ("v1", True),
     "Service": ("v1", True),
     "ConfigMap": ("v1", True),
+    "Secret": ("v1", True),
     "DaemonSet": ("apps/v1", True),
 }
 CRDS = {"ServiceMonitor": "servicemonitor", "PrometheusRule": "prometheusrule"}

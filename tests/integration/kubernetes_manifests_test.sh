@@ -37,6 +37,11 @@ kubectl kustomize "$root/deploy/kubernetes/overlays/my-namespace" >"$tmp/ns.yaml
 [[ $(grep -c 'namespace: monitoring' "$tmp/ns.yaml") == 5 ]] || fail "my-namespace overlay: not every object in namespace monitoring"
 grep -q '^kind: Namespace' "$tmp/ns.yaml" && fail "my-namespace overlay still creates namespace gpulens"
 grep -q 'image: registry.example.com/gpulens:0.1.0$' "$tmp/ns.yaml" || fail "my-namespace overlay's image is not applied"
+kubectl kustomize "$root/deploy/kubernetes/overlays/tls-basic-auth" >"$tmp/tls.yaml"
+grep -q -- '- --web-config-file=/etc/gpulens/web/web-config.yml' "$tmp/tls.yaml" || fail "tls-basic-auth overlay lacks --web-config-file"
+grep -q 'scheme: https' "$tmp/tls.yaml" || fail "tls-basic-auth overlay: the ServiceMonitor does not scrape https"
+grep -q 'basicAuth:' "$tmp/tls.yaml" || fail "tls-basic-auth overlay: the ServiceMonitor sends no basic auth"
+grep -q 'httpGet' "$tmp/tls.yaml" && fail "tls-basic-auth overlay: an HTTP probe would need the password"
 
 # Least privilege of the agent pod.
 kubectl kustomize "$root/deploy/kubernetes/base" >"$tmp/base.yaml"

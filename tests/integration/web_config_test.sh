@@ -10,11 +10,13 @@
 #   refused in the handshake;
 # - a rotated server certificate is served to new connections without a
 #   restart; a broken web config (then SIGHUP) keeps the running one;
-# - check-config names file:line of a bad web config and exits 2.
+# - check-config names file:line of a bad web config and exits 2, and
+#   accepts deploy/systemd/web-config.yml with its certificate in place.
 set -euo pipefail
 GPULENS=$1
 source "$(dirname "$0")/lib/stack.sh"
 stack_init prometheus curl openssl python3
+root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$STACK"
 
 # --- certificates ---------------------------------------------------------
@@ -56,6 +58,11 @@ grep -q 'des.yml:2:15: basic_auth_users.prometheus: not a bcrypt hash' des.err |
 printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: other-ca.key\n' >mismatch.yml
 "$GPULENS" check-config --web-config-file mismatch.yml 2>mismatch.err && stack_fail "a key of another certificate was accepted"
 grep -q 'key_file .*other-ca.key: key values mismatch' mismatch.err || stack_fail "$(cat mismatch.err)"
+
+# The systemd example, with its certificate names, as the unit's config would use it.
+cp "$root/deploy/systemd/web-config.yml" example.yml
+cp server.crt gpulens.crt && cp server.key gpulens.key
+"$GPULENS" check-config --web-config-file example.yml >/dev/null || stack_fail "deploy/systemd/web-config.yml is refused"
 
 # --- agent 1: TLS + basic auth, scraped by Prometheus ---------------------
 port=$(free_port)
