@@ -6,6 +6,8 @@
 // next diagnosis uses them), rules.* (read only by `gpulens rules`),
 // remote_write.* (the writer is replaced: the old one flushes what it holds
 // to the old receiver within its flush_timeout, the new one starts), log.*.
+// The web config file is re-read on every SIGHUP by serve itself (its path,
+// web_config_file, needs a restart).
 // Everything else (listen, interval, history, sources, source.*, push.*,
 // dcgm_*) is fixed while the agent runs: a change is reported and the
 // running value stays until the next start.
