@@ -77,7 +77,9 @@ until [[ $(pcurl /api/v1/query --data-urlencode 'query=count(gpu_power_watts{job
   sleep 0.5
 done
 
-# diagnose --prometheus over the same TLS and basic auth.
+# diagnose --prometheus over the same TLS and basic auth; its name listing
+# ends at a whole second, so let a few seconds of samples arrive first.
+sleep 3
 { printf 'prometheus:\n'; client_yaml "$STACK/password" "$STACK/ca.pem"; } > diag.yaml
 set +e
 "$GPULENS" diagnose --prometheus "https://127.0.0.1:$pport" --config diag.yaml --range 5m --step 1s --fail-on never \
