@@ -66,7 +66,7 @@ for name in "${combos[@]}"; do
   validate "$out" || fail "$name: invalid objects: $(validate "$out" 2>&1)"
   $py "$here/k8s_pod_checks.py" least-privilege "$out" || fail "$name: the pod is not least-privileged"
   $py "$here/k8s_pod_checks.py" args "$out" >"$tmp/args"
-  [[ $(head -1 "$tmp/args") == serve ]] || fail "$name: the agent's first argument is not serve"
+  [[ $(head -1 "$tmp/args") == --* ]] || fail "$name: the first argument is not a flag (the image's entrypoint is gpulens serve)"
   while read -r flag; do
     grep -q -- "  $flag\b" "$tmp/serve-help" || fail "$name: the chart passes $flag, which gpulens serve does not have"
   done < <(grep -o -- '^--[a-z-]*' "$tmp/args")

@@ -93,9 +93,8 @@ release: {{ . }}
 {{- end }}
 {{- end }}
 
-{{/* The agent's arguments, one per line, as a YAML list. */}}
+{{/* The agent's arguments (the image's entrypoint is `gpulens serve`), one per line, as a YAML list. */}}
 {{- define "gpulens.args" -}}
-- serve
 - --listen=0.0.0.0:{{ .Values.port }}
 - --source={{ include "gpulens.sources" . }}
 - --interval={{ .Values.interval }}
