@@ -105,6 +105,13 @@ lacks minimal 'kind: ServiceMonitor'
 lacks minimal 'kind: ServiceAccount'
 lacks minimal 'nodeSelector:'
 lacks minimal 'release: '
+has web-config '- --web-config-file=/etc/gpulens/web/web-config.yml$'
+has web-config 'secretName: gpulens-web-config'
+has web-config 'tcpSocket:'
+has web-config 'scheme: https'
+has web-config 'insecureSkipVerify: true'
+lacks web-config 'path: /healthz'
+lacks default 'web-config'
 [[ $(grep -c '^kind:' "$tmp/minimal.yaml") == 2 ]] || fail "minimal: want a DaemonSet and a Service"
 
 # The chart's PrometheusRule carries exactly `gpulens rules` (native and dcgm).
@@ -120,6 +127,9 @@ done
 printf 'sources: [sim]\n' >"$tmp/sim.yaml"
 if "$render" -f "$tmp/sim.yaml" "$chart" >/dev/null 2>"$tmp/err"; then fail "sources [sim] rendered"; fi
 grep -q 'sim serves made-up data' "$tmp/err" || fail "sources [sim]: $(cat "$tmp/err")"
+printf 'scrape: {targets: [http://127.0.0.1:9401/metrics]}\n' >"$tmp/scrape.yaml"
+if "$render" -f "$tmp/scrape.yaml" "$chart" >/dev/null 2>"$tmp/err"; then fail "scrape.targets rendered without a scrape source"; fi
+grep -q 'scrape.targets: the agent has no scrape source yet' "$tmp/err" || fail "scrape.targets: $(cat "$tmp/err")"
 
 # No drift: the security-relevant fields of the chart's DaemonSet and the
 # kustomize base's are the same; the check itself sees a difference.

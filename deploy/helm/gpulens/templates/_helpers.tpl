@@ -68,14 +68,14 @@ release: {{ . }}
 {{- end }}
 {{- end }}
 
-{{/* The sources the agent runs: the sources value, plus scrape when there are targets. */}}
+{{/* The sources the agent runs. */}}
 {{- define "gpulens.sources" -}}
 {{- $sources := .Values.sources }}
-{{- if and .Values.scrape.targets (not (has "scrape" $sources)) }}
-{{- $sources = append $sources "scrape" }}
+{{- if .Values.scrape.targets }}
+{{- fail "scrape.targets: the agent has no scrape source yet (--scrape is pending); leave it empty" }}
 {{- end }}
 {{- if has "sim" $sources }}
-{{- fail "sources: sim serves made-up data; the chart runs on GPU nodes (nvml, host, kubelet, scrape)" }}
+{{- fail "sources: sim serves made-up data; the chart runs on GPU nodes (nvml, host, kubelet)" }}
 {{- end }}
 {{- join "," (required "sources: at least one source is required" $sources) }}
 {{- end }}
@@ -110,9 +110,6 @@ release: {{ . }}
 {{- end }}
 {{- with .Values.dcgmHostnameLabel }}
 - --dcgm-hostname-label={{ . }}
-{{- end }}
-{{- range .Values.scrape.targets }}
-- --scrape={{ . }}
 {{- end }}
 {{- if .Values.push.enabled }}
 - --push
