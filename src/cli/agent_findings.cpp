@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <map>
+#include <string_view>
 
 #include "diagnose/live_input.h"
 #include "diagnose/report_format.h"
@@ -11,6 +12,15 @@
 #include "util/http_client.h"
 
 namespace gpulens::cli {
+
+std::string agent_base_url(std::string url) {
+  if (url.find("://") == std::string::npos) url = "http://" + url;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  for (std::string_view tail : {"/metrics", "/api/v1/current"}) {
+    if (url.ends_with(tail)) url.resize(url.size() - tail.size());
+  }
+  return url;
+}
 
 Result<diagnose::Report> fetch_agent_findings(const std::string& base, const std::string& path, std::string& body) {
   HttpClient client({.timeout_ms = 15'000});

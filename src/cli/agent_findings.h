@@ -18,6 +18,12 @@
 
 namespace gpulens::cli {
 
+// What users paste as an agent's address (host:port, a trailing slash, the
+// /metrics or /api/v1/current URL) as its base URL: http:// added where no
+// scheme is given, those tails removed ("127.0.0.1:9400/metrics/" ->
+// "http://127.0.0.1:9400"). Used by snapshot, record, top and diagnose --agent.
+std::string agent_base_url(std::string url);
+
 // GETs base + path (/api/v1/findings[?range=D]) and reads the report; `body`
 // receives the JSON as the agent sent it. An HTTP 400 (a bad range) is
 // invalid_argument, anything else that fails is unavailable/io.

@@ -94,8 +94,7 @@ int run_diagnose(int argc, char** argv) {
   std::string agent_json;
   report::EvidencePlots plots;  // --format html: each finding's evidence over the window
   if (!agent_url.empty()) {
-    std::string base = agent_url;
-    while (!base.empty() && base.back() == '/') base.pop_back();
+    const std::string base = agent_base_url(agent_url);
     if (!base.starts_with("http://")) return usage("--agent: expected an http:// URL, got \"" + agent_url + "\"");
     std::string path = "/api/v1/findings";
     if (range_opt->count() > 0) {

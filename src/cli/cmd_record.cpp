@@ -26,6 +26,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/agent_findings.h"
 #include "cli/command.h"
 #include "cli/setup.h"
 #include "export/exposition.h"
@@ -210,15 +211,6 @@ Status ingest_page(std::string_view body, RecordingWriter& w, int64_t& newest, u
   return Status::ok();
 }
 
-std::string agent_base(std::string url) {
-  if (url.find("://") == std::string::npos) url = "http://" + url;
-  while (!url.empty() && url.back() == '/') url.pop_back();
-  for (std::string_view tail : {"/metrics", "/api/v1/current"}) {
-    if (url.ends_with(tail)) url.resize(url.size() - tail.size());
-  }
-  return url;
-}
-
 // Reads the agent's history of the last `duration_ms` (its clock) into `w`.
 Status record_url(const std::string& url, RecordingWriter& w, int64_t duration_ms, StopSignals& signals,
                   Progress& progress, bool& simulated) {
@@ -304,7 +296,7 @@ int run_record(int argc, char** argv) {
   std::string what;
   Status status;
   if (!url.empty()) {
-    url = agent_base(url);
+    url = agent_base_url(url);
     bool simulated = false;
     status = record_url(url, writer, *dur, signals, progress, simulated);
     what = std::to_string(writer.samples()) + " samples of " + std::to_string(writer.series_count()) +

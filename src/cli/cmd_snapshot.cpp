@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <map>
 #include <thread>
@@ -259,15 +258,10 @@ int run_snapshot(int argc, char** argv) {
   diagnose::Thresholds thresholds;
   if (!url.empty()) {
     // Accept what users paste: host:port, a trailing slash, the /metrics URL.
-    std::string base = url;
-    if (base.find("://") == std::string::npos) base = "http://" + base;
+    const std::string base = agent_base_url(url);
     if (!base.starts_with("http://")) {
       std::cerr << "gpulens snapshot: --url " << url << ": only http:// is supported\n";
       return kExitUsage;
-    }
-    while (base.ends_with("/")) base.pop_back();
-    for (const char* tail : {"/metrics", "/api/v1/current"}) {
-      if (base.ends_with(tail)) base.resize(base.size() - std::strlen(tail));
     }
     HttpClient client({.timeout_ms = 5000});
     auto r = client.get(base + "/api/v1/current");

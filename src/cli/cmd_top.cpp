@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "cli/agent_findings.h"
 #include "cli/command.h"
 #include "cli/serve_hooks.h"
 #include "cli/setup.h"
@@ -32,15 +33,6 @@ constexpr int64_t kHistoryRangeMs = 5 * 60'000;
 
 // GET path -> body; an HTTP status other than 200 is an error with its text.
 using Fetch = std::function<Result<std::string>(const std::string& path)>;
-
-std::string agent_base(std::string url) {
-  if (url.find("://") == std::string::npos) url = "http://" + url;
-  while (!url.empty() && url.back() == '/') url.pop_back();
-  for (std::string_view tail : {"/metrics", "/api/v1/current"}) {
-    if (url.ends_with(tail)) url.resize(url.size() - tail.size());
-  }
-  return url;
-}
 
 std::string first_line(std::string s) {
   s = s.substr(0, s.find('\n'));
@@ -120,7 +112,7 @@ int run_top(int argc, char** argv) {
     }
   } last_log;
   if (!url.empty()) {
-    const std::string base = agent_base(url);
+    const std::string base = agent_base_url(url);
     if (!base.starts_with("http://")) {
       std::cerr << "gpulens top: --url " << url << ": only http:// is supported\n";
       return kExitUsage;
