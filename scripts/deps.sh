@@ -8,7 +8,7 @@ BUILD=(cmake ninja-build g++ pkg-config nodejs npm libgtest-dev libgmock-dev lib
        libsimdjson-dev libsnappy-dev libcli11-dev libdeflate-dev zlib1g-dev libssl-dev libcrypt-dev)
 # Real servers and tools the integration tests drive on loopback.
 TEST=(prometheus prometheus-alertmanager prometheus-pushgateway python3-torch python3-pip python3-setuptools victoria-metrics kubectl curl jq python3 python3-yaml python3-jsonschema
-      python3-kubernetes systemd procps clang libclang-rt-14-dev chromium
+      python3-kubernetes systemd procps clang libclang-rt-14-dev chromium firefox-esr python3-websocket
       golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev tmux debootstrap umoci)
 TEST+=(openssl)  # certificates for the TLS tests of the web config
 
