@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "util/ascii.h"
+
 namespace gpulens {
 namespace {
 
@@ -36,17 +38,6 @@ bool has_token(std::string_view list, std::string_view token) {
 }
 
 }  // namespace
-
-bool ascii_iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 std::string_view RequestHead::header(std::string_view name) const {
   for (const auto& [n, v] : headers) {

@@ -57,6 +57,4 @@ struct HeadParse {
 
 HeadParse parse_request_head(std::string_view buffer, const RequestLimits& limits, RequestHead& head);
 
-bool ascii_iequals(std::string_view a, std::string_view b);
-
 }  // namespace gpulens

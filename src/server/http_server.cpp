@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "util/ascii.h"
 #include "util/log.h"
 
 namespace gpulens {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "server/bcrypt.h"
+#include "util/ascii.h"
 #include "util/yaml_reader.h"
 
 namespace gpulens {
@@ -15,17 +16,6 @@ namespace {
 
 constexpr std::string_view kAllowedHeaders[] = {"Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options",
                                                 "X-XSS-Protection", "Strict-Transport-Security"};
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 std::string resolve(const std::string& base_dir, const std::string& file) {
   if (file.empty() || file.front() == '/' || base_dir.empty()) return file;
@@ -117,10 +107,10 @@ void read_headers(const yaml::Reader& r, const YAML::Node& n, WebConfig& c) {
     for (char ch : value) {
       if (ch == '\r' || ch == '\n' || ch == '\0') r.fail(kv.second, p + "." + name + ": a line break in the value");
     }
-    if (name == "X-Frame-Options" && !iequals(value, "deny") && !iequals(value, "sameorigin")) {
+    if (name == "X-Frame-Options" && !ascii_iequals(value, "deny") && !ascii_iequals(value, "sameorigin")) {
       r.fail(kv.second, p + ".X-Frame-Options: \"" + value + "\" is not deny or sameorigin");
     }
-    if (name == "X-Content-Type-Options" && !iequals(value, "nosniff")) {
+    if (name == "X-Content-Type-Options" && !ascii_iequals(value, "nosniff")) {
       r.fail(kv.second, p + ".X-Content-Type-Options: \"" + value + "\" is not nosniff");
     }
     for (const auto& [seen, _] : c.headers) {
