@@ -109,11 +109,40 @@ Status OpenMetricsParser::finish() {
                                 ": last line cut short (file truncated?); ignored");
     }
   }
-  if (!stats_.saw_eof) {
+  if (!stats_.saw_eof && scrape_time_ms_ < 0) {
     stats_.warnings.push_back(filename_ + ": no \"# EOF\" at the end (file truncated?); using the " +
                               std::to_string(stats_.samples) + " samples read");
   }
   return Status::ok();
+}
+
+Status OpenMetricsParser::parse_timestamp(std::string_view ts_text, int64_t& t_ms) const {
+  if (ts_text.empty()) return error("sample has no timestamp (recordings need one on every sample)");
+  if (const size_t sp2 = ts_text.find(' '); sp2 != ts_text.npos) {
+    if (ts_text.substr(sp2 + 1).starts_with('#')) {
+      ts_text = ts_text.substr(0, sp2);  // exemplar: ignored
+    } else {
+      return error("unexpected text after the timestamp");
+    }
+  }
+  if (ts_text.starts_with('#')) return error("sample has no timestamp (recordings need one on every sample)");
+  double ts = 0;
+  if (!parse_number(ts_text, ts)) return error("bad timestamp \"" + std::string(ts_text) + "\"");
+  if (!timestamp_to_ms(ts, t_ms)) {
+    return error("timestamp \"" + std::string(ts_text) +
+                 "\" out of range (expected Unix seconds or milliseconds, 1970 .. 9999)");
+  }
+  return Status::ok();
+}
+
+void OpenMetricsParser::start_scrape(int64_t t_ms) {
+  scrape_time_ms_ = t_ms;
+  const uint64_t series = stats_.series, ignored = stats_.ignored_series;
+  stats_ = ParseStats{};
+  stats_.series = series;
+  stats_.ignored_series = ignored;
+  carry_.clear();
+  after_eof_ = false;
 }
 
 Status OpenMetricsParser::parse_line(std::string_view line) {
@@ -145,22 +174,23 @@ Status OpenMetricsParser::parse_line(std::string_view line) {
   const std::string_view value_text = rest.substr(0, sp);
   double value = 0;
   if (!parse_number(value_text, value)) return error("bad value \"" + std::string(value_text) + "\"");
-  if (sp == rest.npos) return error("sample has no timestamp (recordings need one on every sample)");
-  std::string_view ts_text = rest.substr(sp + 1);
-  if (const size_t sp2 = ts_text.find(' '); sp2 != ts_text.npos) {
-    if (ts_text.substr(sp2 + 1).starts_with('#')) {
-      ts_text = ts_text.substr(0, sp2);  // exemplar: ignored
-    } else {
-      return error("unexpected text after the timestamp");
+  int64_t t_ms = scrape_time_ms_;
+  std::string_view ts_text = sp == rest.npos ? std::string_view() : rest.substr(sp + 1);
+  if (scrape_time_ms_ >= 0) {
+    // A scrape: an optional timestamp is not ours to keep (the agent samples
+    // at its own time), an exemplar is skipped.
+    if (!ts_text.empty() && !ts_text.starts_with('#')) {
+      const size_t sp2 = ts_text.find(' ');
+      double ignored = 0;
+      if (!parse_number(ts_text.substr(0, sp2), ignored)) {
+        return error("bad timestamp \"" + std::string(ts_text.substr(0, sp2)) + "\"");
+      }
+      if (sp2 != ts_text.npos && !ts_text.substr(sp2 + 1).starts_with('#')) {
+        return error("unexpected text after the timestamp");
+      }
     }
-  }
-  if (ts_text.starts_with('#')) return error("sample has no timestamp (recordings need one on every sample)");
-  double ts = 0;
-  if (!parse_number(ts_text, ts)) return error("bad timestamp \"" + std::string(ts_text) + "\"");
-  int64_t t_ms = 0;
-  if (!timestamp_to_ms(ts, t_ms)) {
-    return error("timestamp \"" + std::string(ts_text) +
-                 "\" out of range (expected Unix seconds or milliseconds, 1970 .. 9999)");
+  } else if (Status s = parse_timestamp(ts_text, t_ms); !s) {
+    return s;
   }
 
   int64_t handle;

@@ -10,7 +10,8 @@
 //
 // Rules (documented in docs/diagnose.md):
 //   - every sample needs a timestamp; seconds (OpenMetrics) or, when larger
-//     than 1e11, milliseconds (Prometheus text 0.0.4);
+//     than 1e11, milliseconds (Prometheus text 0.0.4) — except in a scrape
+//     (set_scrape_time()), where a sample without one takes the scrape's time;
 //   - # TYPE / # HELP / # UNIT and other comments are skipped; blank lines too;
 //   - anything malformed is an error naming file:line and the problem,
 //     except a last line cut short by truncation (a warning);
@@ -88,11 +89,17 @@ class OpenMetricsParser {
   Status feed(std::string_view chunk);
   // Ends the input (handles a last line without newline, a missing # EOF).
   Status finish();
+  // Starts the next document of a live scrape: samples without a timestamp
+  // take `t_ms`, a missing "# EOF" is no warning (text 0.0.4 has none), and
+  // the counters of stats() start again; the series already announced keep
+  // their handles, so a scrape pays label parsing only for new series.
+  void start_scrape(int64_t t_ms);
   const ParseStats& stats() const { return stats_; }
 
  private:
   Status parse_line(std::string_view line);
   Status error(std::string_view problem) const;
+  Status parse_timestamp(std::string_view ts_text, int64_t& t_ms) const;
 
   struct Hash {
     using is_transparent = void;
@@ -107,6 +114,7 @@ class OpenMetricsParser {
   std::vector<std::pair<std::string, std::string>> label_buf_;
   std::vector<LabelPair> label_views_;
   bool after_eof_ = false;
+  int64_t scrape_time_ms_ = -1;  // >= 0: a live scrape (start_scrape())
 };
 
 // Reads a file through the parser in large blocks; finish() included.

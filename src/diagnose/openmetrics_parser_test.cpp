@@ -207,5 +207,49 @@ TEST(Limits, TotalBytesSeriesAndSamplesAreBounded) {
   }
 }
 
+// Records what reaches the sink: series seen and (handle, time, value).
+class RecordingSink final : public MetricSink {
+ public:
+  int64_t on_series(std::string_view name, LabelSpan) override {
+    names.emplace_back(name);
+    return static_cast<int64_t>(names.size() - 1);
+  }
+  void on_sample(int64_t h, int64_t t, double v) override { samples.push_back({h, t, v}); }
+  struct S {
+    int64_t h, t;
+    double v;
+  };
+  std::vector<std::string> names;
+  std::vector<S> samples;
+};
+
+TEST(Scrape, SamplesWithoutTimestampTakeTheScrapeTimeAndSeriesKeepTheirHandles) {
+  RecordingSink sink;
+  OpenMetricsParser p("http://127.0.0.1:9400/metrics", sink);
+  p.start_scrape(5000);
+  ASSERT_TRUE(p.feed("# HELP up x\n# TYPE up gauge\nup{job=\"a\"} 1\nother 2 1700000000000\n").is_ok());
+  ASSERT_TRUE(p.finish().is_ok());
+  EXPECT_TRUE(p.stats().warnings.empty());  // text 0.0.4 has no # EOF
+  ASSERT_EQ(sink.samples.size(), 2u);
+  EXPECT_EQ(sink.samples[0].t, 5000);
+  EXPECT_EQ(sink.samples[1].t, 5000);  // an explicit timestamp is not kept either
+  p.start_scrape(6000);
+  ASSERT_TRUE(p.feed("up{job=\"a\"} 0\n# EOF\n").is_ok());
+  ASSERT_TRUE(p.finish().is_ok());
+  EXPECT_EQ(sink.names.size(), 2u);  // no second announcement
+  EXPECT_EQ(sink.samples.back().h, 0);
+  EXPECT_EQ(sink.samples.back().t, 6000);
+  EXPECT_EQ(p.stats().samples, 1u);
+  // Garbage is still an error naming the target and line.
+  p.start_scrape(7000);
+  Status s = p.feed("<html>\n");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_EQ(s.message(), "http://127.0.0.1:9400/metrics:1: expected a metric name");
+  p.start_scrape(8000);
+  s = p.feed("up 1 12x\n");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("bad timestamp"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpulens::diagnose
