@@ -154,11 +154,14 @@ std::vector<Rule> alerting_rules(const RuleOptions& o, const Vocabulary& v) {
   if (!v.dcgm) {
     const double frag = o.number("memory_fragmentation.threshold");
     const int64_t frag_for = o.duration_ms("memory_fragmentation.for");
+    // A push may name its GPU by UUID alone, without a pid: the process is
+    // then left out of the description rather than printed empty.
     // The real measure first: external fragmentation from the process's
     // allocator snapshot (free bytes in pieces; the small pool is in pieces
     // by design); the slack 1 - allocated/reserved only where no snapshot
     // measure is pushed for that process. Each says which it is.
     const std::string f = promql_number(frag);
+    const std::string process = "{{ with $labels.pid }}, process {{ . }}{{ end }}";
     r.push_back(alert(
         o, "GPUMemoryFragmentationHigh", "warning",
         "label_replace(gpu_allocator_external_fragmentation_ratio{pool!~\"small.*\"} > " + f +
@@ -167,15 +170,15 @@ std::vector<Rule> alerting_rules(const RuleOptions& o, const Vocabulary& v) {
             " unless on (instance, job, gpu, pid) gpu_allocator_external_fragmentation_ratio, \"measure\", \"slack "
             "(1 - allocated/reserved)\", \"\", \"\")",
         frag_for, v.short_who + ": allocator fragmentation above " + pct(frag),
-        v.who + ", process {{ $labels.pid }}: {{ $labels.measure }} is {{ $value | humanizePercentage }} for more "
-                "than " + dur(frag_for) + "; large allocations may fail although memory looks free."));
+        v.who + process + ": {{ $labels.measure }} is {{ $value | humanizePercentage }} for more than " +
+            dur(frag_for) + "; large allocations may fail although memory looks free."));
     const int64_t retry_window = o.duration_ms("allocator_retries.window");
     r.push_back(alert(o, "GPUAllocatorRetrying", "warning",
                       "increase(gpu_allocator_retries_total[" + dur(retry_window) +
                           "]) > 0\nor\nincrease(gpu_allocator_ooms_total[" + dur(retry_window) + "]) > 0",
                       0, v.short_who + ": the in-process allocator flushed its cache or ran out of memory",
-                      v.who + ", process {{ $labels.pid }}: {{ $value | humanize }} allocator retries or OOMs in the "
-                              "last " + dur(retry_window) +
+                      v.who + process + ": {{ $value | humanize }} allocator retries or OOMs in the last " +
+                          dur(retry_window) +
                           "; each retry frees the cache and synchronises every stream (a latency spike)."));
   }
 
