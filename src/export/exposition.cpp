@@ -1,9 +1,12 @@
 // Text and OpenMetrics rendering from dense live arrays.
 #include "export/exposition.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <mutex>
+
+#include "model/xid.h"
 
 namespace gpulens {
 namespace {
@@ -45,7 +48,89 @@ void append_dcgm_value(std::string& out, DcgmValue kind, double v) {
   out.append(buf, p);
 }
 
+// How a DCGM row reads on a MIG instance. With MIG on, dcgm-exporter
+// monitors each GPU instance instead of the GPU (its default, -d f): every
+// row comes once per instance. Quantities of the instance (its framebuffer,
+// its engines) are the instance's own, absent where gpulens has none for an
+// instance (never the whole GPU's value); device-wide quantities (clocks,
+// temperatures, power, energy, errors, links) are the parent GPU's value.
+enum class MigRead : uint8_t { kDevice, kOwn, kNone };
+MigRead mig_read(FieldId f, FieldId& own) {
+  using F = FieldId;
+  struct Own {
+    F gpu, mig;
+  };
+  static constexpr Own kOwnFields[] = {
+      {F::kGpuMemoryUsed, F::kGpuMigMemoryUsed},       {F::kGpuMemoryFree, F::kGpuMigMemoryFree},
+      {F::kGpuGraphicsEngineActive, F::kGpuMigGraphicsEngineActive}, {F::kGpuSmActive, F::kGpuMigSmActive},
+      {F::kGpuSmOccupancy, F::kGpuMigSmOccupancy},     {F::kGpuTensorActive, F::kGpuMigTensorActive},
+      {F::kGpuDramActive, F::kGpuMigDramActive},
+  };
+  for (const Own& o : kOwnFields) {
+    if (o.gpu == f) {
+      own = o.mig;
+      return MigRead::kOwn;
+    }
+  }
+  switch (f) {
+    case F::kGpuMemoryTotal:
+    case F::kGpuMemoryReserved:
+    case F::kGpuUtilization:
+    case F::kGpuMemoryUtil:
+    case F::kGpuEncoderUtil:
+    case F::kGpuDecoderUtil:
+    case F::kGpuFp64Active:
+    case F::kGpuFp32Active:
+    case F::kGpuFp16Active:
+    case F::kGpuPcieTxRate:
+    case F::kGpuPcieRxRate:
+    case F::kGpuNvlinkTxRate:
+    case F::kGpuNvlinkRxRate: return MigRead::kNone;
+    default: return MigRead::kDevice;
+  }
+}
+
+// The GPU-instance profile of a MIG device's profile: a compute instance
+// smaller than its GPU instance is named "1c.3g.71gb"; GPU_I_PROFILE is the
+// GPU instance's, "3g.71gb".
+std::string_view gpu_instance_profile(std::string_view profile) {
+  const size_t c = profile.find("c.");
+  if (c != std::string_view::npos && c > 0 && profile.find("g.") > c &&
+      profile.substr(0, c).find_first_not_of("0123456789") == std::string_view::npos) {
+    return profile.substr(c + 2);
+  }
+  return profile;
+}
+
 }  // namespace
+
+void Renderer::collect_mig(const SeriesRegistry& registry, const LiveStore& live) {
+  mig_.clear();
+  mig_gpus_.assign(static_cast<size_t>(std::max(registry.gpu_count(), 0)), 0);
+  for (uint32_t s : registry.slots_of(FieldId::kGpuMigInfo)) {
+    if (!live.present(s)) continue;
+    const Series& series = registry.series(s);
+    if (series.gpu < 0 || series.gpu >= registry.gpu_count()) continue;
+    const std::string gi_text = label_value(series.extra, "gpu_instance_id");
+    unsigned gi = 0;
+    if (std::from_chars(gi_text.data(), gi_text.data() + gi_text.size(), gi).ec != std::errc()) continue;
+    MigEntity* e = nullptr;
+    for (MigEntity& m : mig_) {
+      if (m.gpu == series.gpu && m.gi == gi) e = &m;
+    }
+    if (e == nullptr) {
+      mig_.push_back({.gpu = series.gpu, .gi = gi, .gi_text = gi_text,
+                      .profile = std::string(gpu_instance_profile(label_value(series.extra, "mig_profile"))),
+                      .extras = {}});
+      e = &mig_.back();
+    }
+    e->extras.push_back(series.extra);
+    mig_gpus_[static_cast<size_t>(series.gpu)] = 1;
+  }
+  // dcgm-exporter's order: GPU by GPU, each GPU's instances in turn.
+  std::sort(mig_.begin(), mig_.end(),
+            [](const MigEntity& a, const MigEntity& b) { return a.gpu != b.gpu ? a.gpu < b.gpu : a.gi < b.gi; });
+}
 
 void Renderer::render_dcgm(std::string& out, const SeriesRegistry& registry, const LiveStore& live,
                            const DcgmRow& row, const DcgmPick* pick, const RenderOptions& o) {
@@ -78,8 +163,34 @@ void Renderer::render_dcgm(std::string& out, const SeriesRegistry& registry, con
       times_[series.gpu] = live.time_ms(s);
     }
   }
+  // Per MIG instance: its own value (the mean over its compute instances),
+  // the parent's, or none.
+  FieldId own = FieldId::kCount;
+  const MigRead read = mig_.empty() ? MigRead::kDevice : mig_read(row.field, own);
+  mig_values_.assign(mig_.size(), std::nan(""));
+  mig_times_.assign(mig_.size(), 0);
+  for (size_t i = 0; i < mig_.size(); ++i) {
+    const MigEntity& e = mig_[i];
+    if (read == MigRead::kDevice) {
+      mig_values_[i] = values_[e.gpu];
+      mig_times_[i] = times_[e.gpu];
+    } else if (read == MigRead::kOwn) {
+      double total = 0;
+      int n = 0;
+      for (uint32_t s : registry.slots_of(own)) {
+        const Series& series = registry.series(s);
+        if (!live.present(s) || series.gpu != e.gpu) continue;
+        if (std::find(e.extras.begin(), e.extras.end(), series.extra) == e.extras.end()) continue;
+        total += live.value(s);
+        ++n;
+        mig_times_[i] = std::max(mig_times_[i], live.time_ms(s));
+      }
+      if (n > 0) mig_values_[i] = total / n;
+    }
+  }
   bool any = false;
-  for (double v : values_) any = any || !std::isnan(v);
+  for (int g = 0; g < gpus; ++g) any = any || (!std::isnan(values_[g]) && mig_gpus_[g] == 0);
+  for (double v : mig_values_) any = any || !std::isnan(v);
   if (!any) return;
   // dcgm-exporter writes HELP before TYPE. Its counters have no _total, which
   // OpenMetrics requires of a counter's samples: there they are "unknown".
@@ -95,16 +206,48 @@ void Renderer::render_dcgm(std::string& out, const SeriesRegistry& registry, con
   out += ' ';
   out += type;
   out += '\n';
-  for (int g = 0; g < gpus; ++g) {
-    const double v = values_[g];
-    if (std::isnan(v)) continue;
+  const bool xid = row.field == FieldId::kGpuLastXid;
+  auto line = [&](const SeriesRegistry::DcgmParts& p, const MigEntity* mig, double v, int64_t t) {
     out += row.name;
     out += '{';
-    out += registry.dcgm_labels(g);
+    out += p.head;
+    if (mig != nullptr) {
+      out += ",GPU_I_PROFILE=\"";
+      append_escaped(out, mig->profile);
+      out += "\",GPU_I_ID=\"";
+      out += mig->gi_text;
+      out += '"';
+    }
+    out += p.mid;
+    out += p.container;
+    if (xid) {
+      // dcgm-exporter's Attributes of an XID series, between container and
+      // namespace in its sorted order.
+      char code[24];
+      const auto c = std::to_chars(code, code + sizeof code, static_cast<long long>(std::trunc(v))).ptr;
+      out += ",err_code=\"";
+      out.append(code, c);
+      out += "\",err_msg=\"";
+      append_escaped(out, xid_message(static_cast<long long>(std::trunc(v))));
+      out += '"';
+    }
+    out += p.namespace_pod;
     out += "} ";
     append_dcgm_value(out, row.value, v * row.scale);
-    if (om && o.timestamps) append_timestamp(out, times_[g]);
+    if (om && o.timestamps) append_timestamp(out, t);
     out += '\n';
+  };
+  size_t m = 0;
+  for (int g = 0; g < gpus; ++g) {
+    if (mig_gpus_[g] != 0) {
+      for (; m < mig_.size() && mig_[m].gpu <= g; ++m) {
+        if (mig_[m].gpu < g || std::isnan(mig_values_[m])) continue;
+        line(registry.dcgm_mig_parts(g, mig_[m].gi), &mig_[m], mig_values_[m], mig_times_[m]);
+      }
+      continue;
+    }
+    if (std::isnan(values_[g])) continue;
+    line(registry.dcgm_parts(g), nullptr, values_[g], times_[g]);
   }
 }
 
@@ -231,6 +374,7 @@ void Renderer::render_into(std::string& out, const SeriesRegistry& registry, con
     }
   }
   if (o.dcgm_names) {
+    collect_mig(registry, live);
     for (const DcgmRow& row : dcgm_rows()) {
       if (row.value == DcgmValue::kLabel) continue;
       const DcgmPick* pick = nullptr;

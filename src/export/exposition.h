@@ -5,8 +5,13 @@
 // DCGM names follow dcgm-exporter exactly: the names, types and help of
 // dcgm_rows(), one series per GPU with the registry's dcgm_labels(), integer
 // fields as integers and double fields with six decimals, HELP before TYPE,
-// DCGM_FI_DEV_XID_ERRORS 0 on a GPU without an XID. They come after every
-// native family.
+// DCGM_FI_DEV_XID_ERRORS 0 on a GPU without an XID, with dcgm-exporter's
+// err_code and err_msg labels. A GPU with MIG instances (gpu_mig_info) is
+// replaced by one series per GPU instance, labelled GPU_I_PROFILE and
+// GPU_I_ID after modelName (the parent's gpu, UUID, device kept): the
+// instance's own memory and engine activity, the parent's device-wide values
+// (clocks, temperatures, power, errors), none of the rest. They come after
+// every native family.
 //
 // Families come out in catalog order, each with HELP and TYPE, series in
 // creation order. Every label set was rendered once when the series was
@@ -61,9 +66,23 @@ class Renderer {
   void render_dcgm(std::string& out, const SeriesRegistry& registry, const LiveStore& live, const DcgmRow& row,
                    const DcgmPick* pick, const RenderOptions& options);
 
+  // The MIG GPU instances present, for DCGM names (one entity each).
+  struct MigEntity {
+    int gpu;
+    unsigned gi;
+    std::string gi_text;              // GPU_I_ID
+    std::string profile;              // GPU_I_PROFILE
+    std::vector<std::string> extras;  // mig_labels() of its compute instances
+  };
+  void collect_mig(const SeriesRegistry& registry, const LiveStore& live);
+
   std::string buf_;
   std::vector<double> values_;
   std::vector<int64_t> times_;
+  std::vector<MigEntity> mig_;
+  std::vector<uint8_t> mig_gpus_;  // per GPU: 1 when its instances stand in for it
+  std::vector<double> mig_values_;
+  std::vector<int64_t> mig_times_;
 };
 
 // Appends a sample value as Prometheus parses it (NaN, +Inf, -Inf, whole

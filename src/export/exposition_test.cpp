@@ -1,5 +1,6 @@
 // Exposition output, line by line, in both formats and with DCGM names.
 #include "export/exposition.h"
+#include "model/xid.h"
 
 #include <gtest/gtest.h>
 
@@ -36,6 +37,18 @@ struct Fixture {
 
 bool has(std::string_view body, std::string_view line) {
   return body.find(std::string(line) + "\n") != std::string_view::npos;
+}
+
+// Compares with tests/data/dcgm-exporter/<name>; GPULENS_UPDATE_GOLDEN=1
+// rewrites it (then review the diff).
+void expect_golden(const std::string& body, const std::string& name) {
+  const std::string path = std::string(GPULENS_SOURCE_DIR) + "/tests/data/dcgm-exporter/" + name;
+  if (std::getenv("GPULENS_UPDATE_GOLDEN")) std::ofstream(path) << body;
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::stringstream want;
+  want << in.rdbuf();
+  EXPECT_EQ(body, want.str());
 }
 
 TEST(Exposition, Text004) {
@@ -140,15 +153,115 @@ TEST(Exposition, DcgmGolden) {
     return s;
   }();
   const std::string body(r.render(reg, live, {.native_names = false, .dcgm_names = true, .dcgm_rows = &defaults}));
-  const std::string path = std::string(GPULENS_SOURCE_DIR) + "/tests/data/dcgm-exporter/golden.prom";
-  if (std::getenv("GPULENS_UPDATE_GOLDEN")) {
-    std::ofstream(path) << body;
+  expect_golden(body, "golden.prom");
+}
+
+// A node with one whole GPU and one A100 in MIG mode with two GPU
+// instances (tests/data/dcgm-exporter/golden-mig.prom): as dcgm-exporter
+// (its default -d f) the MIG GPU's series are replaced by one per GPU
+// instance, GPU_I_PROFILE and GPU_I_ID after modelName, the parent's gpu,
+// UUID and device kept; memory and engine activity are the instance's own
+// (a GPU instance split into two compute instances: memory shared, activity
+// their mean), clocks, power, temperatures and XID the parent's, and what
+// gpulens has no per-instance value for (FB_RESERVED, PCIe rates) absent;
+// each instance carries its own pod; XID series carry err_code/err_msg.
+TEST(Exposition, DcgmGoldenMig) {
+  SeriesRegistry reg;
+  LiveStore live;
+  const int src = live.add_source("s", false);
+  reg.set_hostname("gpu-node-5");
+  reg.set_gpu(0, {.uuid = "GPU-2d7c1a0e-5b3f-4c8e-9a61-0f4b8e2d3c11", .name = "NVIDIA A100-SXM4-80GB",
+                  .pci_bus_id = "00000000:07:00.0", .serial = "", .driver = "550.144.03", .minor = 0});
+  reg.set_gpu(1, {.uuid = "GPU-9e4f2b61-7a0c-4d3e-8b15-6c2a9f0e7d42", .name = "NVIDIA A100-SXM4-80GB",
+                  .pci_bus_id = "00000000:0F:00.0", .serial = "", .driver = "550.144.03", .minor = 1});
+  reg.set_gpu_pod(0, {.container = "trainer", .namespace_ = "ml", .pod = "train-0"});
+  // The GPU-level pod of a MIG GPU is not an instance's.
+  reg.set_gpu_pod(1, {.container = "x", .namespace_ = "x", .pod = "x"});
+  reg.set_mig_pod(1, 1, {.container = "server", .namespace_ = "serve", .pod = "vllm-7b-0"});
+  const std::string gi1 = mig_labels({.uuid = "MIG-5b0c2e1d-8f3a-5e7b-a1c4-3d9e6f2a0b17", .profile = "4g.40gb",
+                                      .gpu_instance = 1, .compute_instance = 0});
+  const std::string gi2a = mig_labels({.uuid = "MIG-7c1d3f2e-9a4b-5f8c-b2d5-4e0f7a3b1c28", .profile = "1c.3g.40gb",
+                                       .gpu_instance = 2, .compute_instance = 0});
+  const std::string gi2b = mig_labels({.uuid = "MIG-8d2e4a3f-0b5c-5a9d-c3e6-5f1a8b4c2d39", .profile = "1c.3g.40gb",
+                                       .gpu_instance = 2, .compute_instance = 1});
+  Frame f(reg);
+  f.clear(1'700'000'000'000);
+  for (int g = 0; g < 2; ++g) {
+    f.set(FieldId::kGpuUp, g, 1);
+    f.set(FieldId::kGpuSmClock, g, 1410e6);
+    f.set(FieldId::kGpuMemClock, g, 1593e6);
+    f.set(FieldId::kGpuTemperature, g, 40 + g);
+    f.set(FieldId::kGpuMemoryTemperature, g, 50 + g);
+    f.set(FieldId::kGpuPower, g, 250.5 + g);
+    f.set(FieldId::kGpuEnergy, g, 1000.0 * (g + 1));
+    f.set(FieldId::kGpuPcieReplays, g, 0);
+    f.set(FieldId::kGpuMemoryReserved, g, 800 * 1048576.0);
+    f.set(FieldId::kGpuPcieTxRate, g, 1e6);
+    f.set(FieldId::kGpuPcieRxRate, g, 2e6);
+    f.set(FieldId::kGpuRowRemapFailure, g, 0);
   }
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << path;
-  std::stringstream want;
-  want << in.rdbuf();
-  EXPECT_EQ(body, want.str());
+  // GPU 0 is whole; GPU 1 in MIG mode has no GPU-wide utilisation or memory
+  // use (NVML: NOT_SUPPORTED), only its instances'.
+  f.set(FieldId::kGpuUtilization, 0, 0.9);
+  f.set(FieldId::kGpuMemoryUsed, 0, 60000 * 1048576.0);
+  f.set(FieldId::kGpuMemoryFree, 0, 21000 * 1048576.0);
+  f.set(FieldId::kGpuGraphicsEngineActive, 0, 0.88);
+  f.set(FieldId::kGpuMemoryUsed, 1, 99 * 1048576.0);  // must not leak onto an instance
+  f.set(FieldId::kGpuLastXid, 1, 31);
+  for (const std::string* x : {&gi1, &gi2a, &gi2b}) f.set(FieldId::kGpuMigInfo, 1, *x, 1);
+  f.set(FieldId::kGpuMigMemoryUsed, 1, gi1, 30000 * 1048576.0);
+  f.set(FieldId::kGpuMigMemoryFree, 1, gi1, 10440 * 1048576.0);
+  f.set(FieldId::kGpuMigGraphicsEngineActive, 1, gi1, 0.75);
+  f.set(FieldId::kGpuMigTensorActive, 1, gi1, 0.5);
+  for (const std::string* x : {&gi2a, &gi2b}) {
+    f.set(FieldId::kGpuMigMemoryUsed, 1, *x, 12 * 1048576.0);
+    f.set(FieldId::kGpuMigMemoryFree, 1, *x, 40000 * 1048576.0);
+  }
+  f.set(FieldId::kGpuMigGraphicsEngineActive, 1, gi2a, 0.0);
+  f.set(FieldId::kGpuMigGraphicsEngineActive, 1, gi2b, 0.1);
+  live.publish(src, f);
+  Renderer r;
+  const DcgmPicks defaults = [] {
+    DcgmPicks s;
+    for (const DcgmRow& row : dcgm_rows()) {
+      if (row.default_counter) s.emplace(row.name, DcgmPick{row.type, std::string(row.help)});
+    }
+    return s;
+  }();
+  const std::string body(r.render(reg, live, {.native_names = false, .dcgm_names = true, .dcgm_rows = &defaults}));
+  expect_golden(body, "golden-mig.prom");
+  // The facts the golden file holds, spelled out.
+  const std::string gi2 =
+      "{gpu=\"1\",UUID=\"GPU-9e4f2b61-7a0c-4d3e-8b15-6c2a9f0e7d42\",pci_bus_id=\"00000000:0F:00.0\","
+      "device=\"nvidia1\",modelName=\"NVIDIA A100-SXM4-80GB\",GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"2\","
+      "Hostname=\"gpu-node-5\",DCGM_FI_DRIVER_VERSION=\"550.144.03\"";
+  EXPECT_TRUE(has(body, "DCGM_FI_DEV_FB_USED" + gi2 + "} 12"));
+  EXPECT_TRUE(has(body, "DCGM_FI_PROF_GR_ENGINE_ACTIVE" + gi2 + "} 0.050000"));
+  EXPECT_TRUE(has(body, "DCGM_FI_DEV_GPU_TEMP" + gi2 + "} 41"));
+  EXPECT_TRUE(has(body, "DCGM_FI_DEV_XID_ERRORS" + gi2 + ",err_code=\"31\",err_msg=\"GPU memory page fault\"} 31"));
+  EXPECT_TRUE(has(body, "DCGM_FI_DEV_GPU_TEMP" + gi2.substr(0, gi2.find(",GPU_I_PROFILE")) +
+                            ",GPU_I_PROFILE=\"4g.40gb\",GPU_I_ID=\"1\",Hostname=\"gpu-node-5\","
+                            "DCGM_FI_DRIVER_VERSION=\"550.144.03\",container=\"server\",namespace=\"serve\","
+                            "pod=\"vllm-7b-0\"} 41"));
+  EXPECT_EQ(body.find("DCGM_FI_DEV_FB_USED{gpu=\"1\",UUID=\"GPU-9e4f2b61-7a0c-4d3e-8b15-6c2a9f0e7d42\","
+                      "pci_bus_id=\"00000000:0F:00.0\",device=\"nvidia1\",modelName=\"NVIDIA A100-SXM4-80GB\","
+                      "Hostname"),
+            std::string::npos);  // no GPU-wide series for the MIG GPU
+  EXPECT_EQ(body.find("pod=\"x\""), std::string::npos);
+  EXPECT_EQ(body.find("DCGM_FI_DEV_FB_RESERVED{gpu=\"1\""), std::string::npos);
+  EXPECT_EQ(body.find("DCGM_FI_PROF_PCIE_TX_BYTES{gpu=\"1\""), std::string::npos);
+  EXPECT_TRUE(has(body, "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",UUID=\"GPU-2d7c1a0e-5b3f-4c8e-9a61-0f4b8e2d3c11\","
+                        "pci_bus_id=\"00000000:07:00.0\",device=\"nvidia0\",modelName=\"NVIDIA A100-SXM4-80GB\","
+                        "Hostname=\"gpu-node-5\",DCGM_FI_DRIVER_VERSION=\"550.144.03\",container=\"trainer\","
+                        "err_code=\"0\",err_msg=\"No Error\",namespace=\"ml\",pod=\"train-0\"} 0"));
+}
+
+TEST(Exposition, XidMessages) {
+  EXPECT_EQ(xid_message(0), "No Error");
+  EXPECT_EQ(xid_message(79), "GPU has fallen off the bus");
+  EXPECT_EQ(xid_message(172), "Uncorrectable SRAM Error");
+  EXPECT_EQ(xid_message(173), "Unknown Error");
+  EXPECT_EQ(xid_message(-1), "Unknown Error");
 }
 
 TEST(Exposition, Negotiation) {

@@ -89,6 +89,42 @@ void SeriesRegistry::set_gpu_pod(int index, GpuPod pod) {
   rebuild_dcgm_labels_locked();
 }
 
+void SeriesRegistry::set_mig_pod(int index, unsigned gpu_instance, GpuPod pod) {
+  std::lock_guard lock(mu_);
+  if (index < 0) return;
+  DcgmStrings s;
+  if (!pod.pod.empty()) {
+    s.container = ',' + label("container", pod.container);
+    s.namespace_pod = ',' + label("namespace", pod.namespace_) + ',' + label("pod", pod.pod);
+  }
+  auto key = std::make_pair(index, gpu_instance);
+  auto it = mig_pods_.find(key);
+  if (s.container.empty()) {
+    if (it != mig_pods_.end()) mig_pods_.erase(it);
+  } else if (it == mig_pods_.end()) {
+    mig_pods_.emplace(key, std::move(s));
+  } else if (it->second.container != s.container || it->second.namespace_pod != s.namespace_pod) {
+    it->second = std::move(s);
+  }
+}
+
+SeriesRegistry::DcgmParts SeriesRegistry::dcgm_parts(int index) const {
+  if (index < 0 || index >= static_cast<int>(dcgm_parts_.size())) return {};
+  const DcgmStrings& p = dcgm_parts_[index];
+  return {p.head, p.mid, p.container, p.namespace_pod};
+}
+
+SeriesRegistry::DcgmParts SeriesRegistry::dcgm_mig_parts(int index, unsigned gpu_instance) const {
+  if (index < 0 || index >= static_cast<int>(dcgm_parts_.size())) return {};
+  const DcgmStrings& p = dcgm_parts_[index];
+  DcgmParts out{p.head, p.mid, {}, {}};
+  if (auto it = mig_pods_.find({index, gpu_instance}); it != mig_pods_.end()) {
+    out.container = it->second.container;
+    out.namespace_pod = it->second.namespace_pod;
+  }
+  return out;
+}
+
 const std::string& SeriesRegistry::dcgm_labels(int index) const {
   static const std::string kNone;
   if (index < 0 || index >= static_cast<int>(dcgm_labels_.size())) return kNone;
@@ -101,25 +137,26 @@ void SeriesRegistry::rebuild_dcgm_labels_locked() {
   // text/template ranges maps sorted), so uppercase DCGM_* label rows come
   // before the lowercase pod attributes.
   dcgm_labels_.assign(gpus_.size(), {});
+  dcgm_parts_.assign(gpus_.size(), {});
   for (size_t g = 0; g < gpus_.size(); ++g) {
     const GpuIdentity& id = gpus_[g];
     const std::string idx = std::to_string(g);
-    std::string& s = dcgm_labels_[g];
-    s = label("gpu", idx);
-    s += ',' + label("UUID", id.uuid);
-    s += ',' + label("pci_bus_id", id.pci_bus_id);
-    s += ',' + label("device", "nvidia" + (id.minor >= 0 ? std::to_string(id.minor) : idx));
-    s += ',' + label("modelName", id.name);
+    DcgmStrings& p = dcgm_parts_[g];
+    p.head = label("gpu", idx);
+    p.head += ',' + label("UUID", id.uuid);
+    p.head += ',' + label("pci_bus_id", id.pci_bus_id);
+    p.head += ',' + label("device", "nvidia" + (id.minor >= 0 ? std::to_string(id.minor) : idx));
+    p.head += ',' + label("modelName", id.name);
     if (!hostname_.empty() && dcgm_host_ != DcgmHostLabel::kNone) {
-      s += ',' + label(dcgm_host_ == DcgmHostLabel::kHostname ? "Hostname" : "hostname", hostname_);
+      p.mid += ',' + label(dcgm_host_ == DcgmHostLabel::kHostname ? "Hostname" : "hostname", hostname_);
     }
-    if (dcgm_driver_ && !id.driver.empty()) s += ',' + label("DCGM_FI_DRIVER_VERSION", id.driver);
+    if (dcgm_driver_ && !id.driver.empty()) p.mid += ',' + label("DCGM_FI_DRIVER_VERSION", id.driver);
     if (g < pods_.size() && !pods_[g].pod.empty()) {
-      const GpuPod& p = pods_[g];
-      s += ',' + label("container", p.container);
-      s += ',' + label("namespace", p.namespace_);
-      s += ',' + label("pod", p.pod);
+      const GpuPod& pod = pods_[g];
+      p.container = ',' + label("container", pod.container);
+      p.namespace_pod = ',' + label("namespace", pod.namespace_) + ',' + label("pod", pod.pod);
     }
+    dcgm_labels_[g] = p.head + p.mid + p.container + p.namespace_pod;
   }
 }
 

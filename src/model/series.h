@@ -20,6 +20,7 @@
 #include <bitset>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -76,11 +77,29 @@ class SeriesRegistry {
   void set_dcgm_driver_label(bool on);
   // The pod GPU `index` is assigned to; empty fields: none.
   void set_gpu_pod(int index, GpuPod pod);
+  // The pod GPU instance `gpu_instance` of MIG GPU `index` is assigned to
+  // (dcgm-exporter keys MIG pods by GPU instance); empty fields: none.
+  void set_mig_pod(int index, unsigned gpu_instance, GpuPod pod);
   // dcgm-exporter's label set of GPU `index`, without braces, in its order:
   // gpu, UUID, pci_bus_id, device, modelName, Hostname, then its label rows
   // (DCGM_FI_DRIVER_VERSION), then container, namespace, pod. Call under
   // mutex(); empty for an unknown index.
   const std::string& dcgm_labels(int index) const;
+  // The same label set in the parts between which a series inserts its own:
+  //   head           gpu, UUID, pci_bus_id, device, modelName
+  //   (MIG instance: GPU_I_PROFILE, GPU_I_ID)
+  //   mid            ,Hostname and the label rows (DCGM_FI_DRIVER_VERSION)
+  //   container      ,container="..."            (Attributes, sorted by key:)
+  //   (XID series:   ,err_code, ,err_msg)
+  //   namespace_pod  ,namespace="...",pod="..."
+  // Each part but head starts with ',' or is empty. dcgm_mig_parts() gives
+  // the GPU's head and mid with the pod of one of its GPU instances. Call
+  // under mutex(); all empty for an unknown index.
+  struct DcgmParts {
+    std::string_view head, mid, container, namespace_pod;
+  };
+  DcgmParts dcgm_parts(int index) const;
+  DcgmParts dcgm_mig_parts(int index, unsigned gpu_instance) const;
   const GpuIdentity* gpu(int index) const;
   int gpu_count() const;
 
@@ -116,6 +135,11 @@ class SeriesRegistry {
   std::vector<GpuIdentity> gpus_;
   std::vector<GpuPod> pods_;
   std::vector<std::string> dcgm_labels_;
+  struct DcgmStrings {
+    std::string head, mid, container, namespace_pod;
+  };
+  std::vector<DcgmStrings> dcgm_parts_;
+  std::map<std::pair<int, unsigned>, DcgmStrings> mig_pods_;  // container, namespace_pod per GPU instance
   std::string hostname_;
   DcgmHostLabel dcgm_host_ = DcgmHostLabel::kHostname;
   bool dcgm_driver_ = true;

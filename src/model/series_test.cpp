@@ -46,6 +46,31 @@ TEST(SeriesRegistry, DcgmLabelsInDcgmExporterOrder) {
   EXPECT_TRUE(reg.dcgm_labels(5).empty());
 }
 
+// The parts a DCGM series inserts its own labels between, and the pod of a
+// MIG GPU instance replacing the GPU's.
+TEST(SeriesRegistry, DcgmPartsAndMigPods) {
+  SeriesRegistry reg;
+  reg.set_hostname("n");
+  reg.set_gpu(0, {.uuid = "GPU-a", .name = "A100", .pci_bus_id = "p", .serial = "", .driver = "550"});
+  reg.set_gpu_pod(0, {.container = "c", .namespace_ = "ns", .pod = "p0"});
+  const auto parts = reg.dcgm_parts(0);
+  EXPECT_EQ(parts.head, "gpu=\"0\",UUID=\"GPU-a\",pci_bus_id=\"p\",device=\"nvidia0\",modelName=\"A100\"");
+  EXPECT_EQ(parts.mid, ",Hostname=\"n\",DCGM_FI_DRIVER_VERSION=\"550\"");
+  EXPECT_EQ(parts.container, ",container=\"c\"");
+  EXPECT_EQ(parts.namespace_pod, ",namespace=\"ns\",pod=\"p0\"");
+  EXPECT_EQ(std::string(parts.head) + std::string(parts.mid) + std::string(parts.container) +
+                std::string(parts.namespace_pod),
+            reg.dcgm_labels(0));
+  EXPECT_TRUE(reg.dcgm_mig_parts(0, 3).container.empty());  // an instance without a pod: none
+  reg.set_mig_pod(0, 3, {.container = "srv", .namespace_ = "s", .pod = "v"});
+  EXPECT_EQ(reg.dcgm_mig_parts(0, 3).container, ",container=\"srv\"");
+  EXPECT_EQ(reg.dcgm_mig_parts(0, 3).namespace_pod, ",namespace=\"s\",pod=\"v\"");
+  EXPECT_EQ(reg.dcgm_mig_parts(0, 3).head, parts.head);
+  reg.set_mig_pod(0, 3, {});
+  EXPECT_TRUE(reg.dcgm_mig_parts(0, 3).namespace_pod.empty());
+  EXPECT_TRUE(reg.dcgm_parts(4).head.empty());
+}
+
 TEST(SeriesRegistry, NodeSeriesHaveOnlyExtraLabels) {
   SeriesRegistry reg;
   uint32_t s = reg.slot(FieldId::kHostCpuSeconds, kNodeEntity, "mode=\"user\"");

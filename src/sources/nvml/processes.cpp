@@ -132,6 +132,12 @@ void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) 
     one_pod = true;
   }
   ctx.frame.registry().set_gpu_pod(gpu.index, one_pod ? std::move(pod) : GpuPod{});
+  // dcgm-exporter keys the pod of a MIG device by its GPU instance.
+  for (const auto& inst : gpu.mig.instances) {
+    GpuPod p;
+    if (auto o = pod_directory().sole_owner(inst->id.uuid)) p = {.container = o->container, .namespace_ = o->namespace_, .pod = o->pod};
+    ctx.frame.registry().set_mig_pod(gpu.index, inst->id.gpu_instance, std::move(p));
+  }
 }
 
 }  // namespace gpulens
