@@ -30,7 +30,8 @@ int run_diagnose(int argc, char** argv) {
   std::string replay, prometheus, agent_url, range = "30m", end, match, step, window, config;
   std::string format = "text", color = "auto", fail_on = "warning";
   auto* src = app.add_option_group("input", "where the data comes from");
-  src->add_option("--replay", replay, "a recording (OpenMetrics with timestamps, e.g. from gpulens record)");
+  src->add_option("--replay", replay, "a recording (OpenMetrics with timestamps, e.g. from gpulens record), or a plain "
+                  "scrape of dcgm-exporter or node_exporter (one point in time)");
   src->add_option("--prometheus", prometheus, "base URL of a Prometheus-compatible query API");
   src->add_option("--agent", agent_url, "base URL of a running gpulens agent: its live findings (/api/v1/findings)");
   src->require_option(1);
@@ -175,6 +176,11 @@ int run_diagnose(int argc, char** argv) {
     if (!set) {
       std::cerr << "gpulens diagnose: " << set.status().message() << "\n";
       return kExitFailure;
+    }
+    if (set->hosts.empty()) {
+      // node_exporter alone, say: nothing per GPU to judge, not silence.
+      warnings.push_back(replay + ": no GPU series (gpu_*, DCGM_FI_*): diagnosis is per GPU; host signals "
+                         "(node_exporter) are judged beside the GPUs of the same node, in one file with them");
     }
     report = diagnose::diagnose(*set, th);
     report.input_warnings = std::move(warnings);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "diagnose/explain.h"
+#include "diagnose/report_format.h"
 #include "diagnose/rules.h"
 
 namespace gpulens::diagnose {
@@ -224,7 +225,58 @@ void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Threshol
   });
 }
 
+
+// One point in time: a cause with a duration cannot be judged, whether or
+// not its condition holds at that point; say which, for how long it needs
+// data, and whether it holds now. Counters have no rate from one point.
+void judge_point_in_time(const Thresholds& th, HostReport& hr) {
+  for (GpuReport& g : hr.gpus) {
+    std::vector<std::string> holding;
+    std::vector<Finding> kept;
+    for (Finding& f : g.findings) {
+      if (cause_duration_ms(f.cause, th) > 0) {
+        holding.push_back(f.cause);
+      } else {
+        f.waste_gpu_seconds = 0;
+        f.held_ms = 0;  // a point: no time held ("at", not "since")
+        f.periods.clear();
+        kept.push_back(std::move(f));
+      }
+    }
+    g.findings = std::move(kept);
+    g.waste_gpu_seconds = 0;
+    std::vector<NotAssessed> na;
+    for (std::string_view cause : cause_order()) {
+      const int64_t d = cause_duration_ms(cause, th);
+      if (d <= 0) {
+        for (NotAssessed& n : g.not_assessed) {
+          if (n.cause == cause) na.push_back(std::move(n));
+        }
+        continue;
+      }
+      const bool holds = std::find(holding.begin(), holding.end(), cause) != holding.end();
+      na.push_back({std::string(cause), "needs " + human(d) + " of data; a plain scrape is one point in time" +
+                                            (holds ? " (its condition holds at that point)" : "")});
+    }
+    g.not_assessed = std::move(na);
+    g.notes.push_back("one point in time (a scrape without timestamps): counters (ECC, XID counts, PCIe and "
+                      "network bytes, CPU time) give no rate; judged: the last XID, gpu_up, row-remap failure");
+  }
+}
+
 }  // namespace
+
+int64_t cause_duration_ms(std::string_view cause, const Thresholds& th) {
+  if (cause == "hardware_errors") return 0;
+  if (cause == "host_transfer" || cause == "pcie_link_degraded") return th.pcie_for_ms;
+  if (cause == "kernel_launch" || cause == "small_batch") return th.occupancy_for_ms;
+  if (cause == "topology") return th.topology_for_ms;
+  if (cause == "thermal_throttle") return th.thermal_for_ms;
+  if (cause == "memory_fragmentation") return th.fragmentation_for_ms;
+  if (cause == "idle") return th.low_util_for_ms;
+  return th.default_for_ms;
+}
+
 
 void merge_report(Report& into, Report part) {
   if (into.hosts.empty() && into.gpu_count == 0) {
@@ -245,6 +297,7 @@ Report diagnose(const SignalSet& set, const Thresholds& th) {
   Report report;
   report.from_ms = set.from_ms;
   report.to_ms = set.to_ms;
+  report.point_in_time = set.point_in_time;
   for (const HostSignals& host : set.hosts) {
     HostReport hr;
     hr.host = host.name;
@@ -271,6 +324,7 @@ Report diagnose(const SignalSet& set, const Thresholds& th) {
       gr.gpu = g.index;
       gr.uuid = g.uuid;
       gr.model = g.model;
+      gr.mig = g.mig;
       const bool peer = peers.contains(g.index);
       if (peer) {
         gr.notes.push_back("GPU " + faulty + " failed (hardware_errors); this GPU is assessed only up to then, "
@@ -289,10 +343,20 @@ Report diagnose(const SignalSet& set, const Thresholds& th) {
           gr.findings.push_back(std::move(f));
         }
       }
+      if (!gr.mig.empty()) {
+        // The instance, named where the evidence is read.
+        const std::string who = gr.mig.describe();
+        for (Finding& f : gr.findings) {
+          if (f.evidence.empty()) continue;
+          std::string& d = f.evidence.front().detail;
+          d = d.empty() ? who : who + "; " + d;
+        }
+      }
       report.covered_gpu_seconds += static_cast<double>(gr.covered_ms) / 1000.0;
       ++report.gpu_count;
       hr.gpus.push_back(std::move(gr));
     }
+    if (set.point_in_time) judge_point_in_time(th, hr);
     explain(host, th, hr);
     for (const GpuReport& gr : hr.gpus) {
       for (const Finding& f : gr.findings) {

@@ -99,9 +99,10 @@ struct NotAssessed {
 };
 
 struct GpuReport {
-  std::string gpu;       // index label
+  std::string gpu;       // index label ("0/gi7" for a MIG instance)
   std::string uuid;
   std::string model;
+  MigInstance mig;       // set on a MIG instance; its findings' first evidence names it
   std::vector<Finding> findings;        // most important first
   std::vector<NotAssessed> not_assessed;
   std::vector<std::string> notes;       // e.g. "stalled since GPU 3 failed"
@@ -122,6 +123,10 @@ struct Report {
   size_t gpu_count = 0;
   double covered_gpu_seconds = 0;                // sum over GPUs of the time their data covers
   std::vector<std::string> input_warnings;       // from the input (truncation ...)
+  // Judged from one point in time (SignalSet::point_in_time): only the causes
+  // that need no duration have findings; every cause with a duration is
+  // listed per GPU under not_assessed with the duration it needs; no waste.
+  bool point_in_time = false;
   // A firing finding at `at_least` or above (pending ones do not count).
   bool has_findings(Severity at_least) const;
   // Mean time a GPU's data covers: what "worth N GPUs" divides by.
@@ -129,6 +134,10 @@ struct Report {
 };
 
 Report diagnose(const SignalSet& set, const Thresholds& thresholds);
+
+// The duration a cause must hold before it fires (Thresholds::*_for_ms; 0
+// for hardware_errors, which fires at once).
+int64_t cause_duration_ms(std::string_view cause, const Thresholds& thresholds);
 
 // Appends the hosts of `part` (a diagnosis of other hosts over the same
 // window, e.g. the next batch of a fleet) to `into` and adds up its totals;

@@ -48,6 +48,14 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["gpu_memory_used_bytes"] = {gpu(G::kFbUsed)};
     t["gpu_memory_free_bytes"] = {gpu(G::kFbFree)};
     t["gpu_memory_fragmentation_ratio"] = {gpu(G::kFragmentation)};
+    // gpulens native, per MIG instance (MIG labels: an entity of its own)
+    t["gpu_mig_graphics_engine_active_ratio"] = {gpu(G::kGrActive)};
+    t["gpu_mig_sm_active_ratio"] = {gpu(G::kSmActive)};
+    t["gpu_mig_sm_occupancy_ratio"] = {gpu(G::kSmOccupancy)};
+    t["gpu_mig_tensor_core_util_ratio"] = {gpu(G::kTensorActive)};
+    t["gpu_mig_mem_bandwidth_util_ratio"] = {gpu(G::kDramActive)};
+    t["gpu_mig_memory_used_bytes"] = {gpu(G::kFbUsed)};
+    t["gpu_mig_memory_free_bytes"] = {gpu(G::kFbFree)};
     t["gpu_allocator_retries_total"] = {gpu(G::kAllocRetryRate, 1.0, true)};
     t["gpu_allocator_ooms_total"] = {gpu(G::kAllocOomRate, 1.0, true)};
     t["gpu_pcie_rx_bytes_total"] = {gpu(G::kPcieRxBps, 1.0, true)};
@@ -289,7 +297,17 @@ SignalSetBuilder::GpuAcc& SignalSetBuilder::gpu_of(HostAcc& h, LabelSpan labels)
   std::string index(label_of(labels, "gpu"));
   if (index.empty()) index = std::string(label_of(labels, "UUID"));
   if (index.empty()) index = std::string(label_of(labels, "gpu_uuid"));
+  std::string_view gi = label_of(labels, "GPU_I_ID");
+  if (gi.empty()) gi = label_of(labels, "gpu_instance_id");
+  const std::string parent = index;
+  if (!gi.empty()) index += "/gi" + std::string(gi);
   GpuAcc& g = h.gpus[index];
+  if (!gi.empty() && g.mig.empty()) {
+    std::string_view profile = label_of(labels, "GPU_I_PROFILE");
+    if (profile.empty()) profile = label_of(labels, "mig_profile");
+    g.mig = {.gpu = parent, .gpu_instance = std::string(gi), .profile = std::string(profile),
+             .uuid = std::string(label_of(labels, "mig_uuid"))};
+  }
   if (g.uuid.empty()) {
     std::string_view u = label_of(labels, "UUID");
     if (u.empty()) u = label_of(labels, "gpu_uuid");
@@ -569,13 +587,21 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
       gs.model = g.model;
       gs.peer_paths = std::move(g.peer_paths);
       gs.local_cpus = std::move(g.local_cpus);
+      gs.mig = std::move(g.mig);
       for (size_t i = 0; i < kGpuSigCount; ++i) gs.sigs[i] = merge(g.parts[i], combine_of(static_cast<GpuSig>(i)));
       for (auto& [key, parts] : g.by_process) gs.by_process[key] = merge(parts, combine_of(key.first));
       hs.gpus.push_back(std::move(gs));
     }
-    std::sort(hs.gpus.begin(), hs.gpus.end(), [](const GpuSignals& a, const GpuSignals& b) {
-      if (a.index.size() != b.index.size()) return a.index.size() < b.index.size();  // "2" < "10"
-      return a.index < b.index;
+    // By GPU ("2" < "10"), each GPU's MIG instances after it ("0", "0/gi1", "0/gi2", "1").
+    auto numeric_less = [](std::string_view a, std::string_view b) {
+      return a.size() != b.size() ? a.size() < b.size() : a < b;
+    };
+    std::sort(hs.gpus.begin(), hs.gpus.end(), [&](const GpuSignals& a, const GpuSignals& b) {
+      const std::string_view pa = a.mig.empty() ? std::string_view(a.index) : std::string_view(a.mig.gpu);
+      const std::string_view pb = b.mig.empty() ? std::string_view(b.index) : std::string_view(b.mig.gpu);
+      if (pa != pb) return numeric_less(pa, pb);
+      if (a.mig.empty() != b.mig.empty()) return a.mig.empty();
+      return numeric_less(a.mig.gpu_instance, b.mig.gpu_instance);
     });
     set.hosts.push_back(std::move(hs));
   }

@@ -9,6 +9,11 @@
 // become per-second rates, clock-event bitmasks become thermal/power flags,
 // latency histograms become a p99 series.
 //
+// A MIG instance (labels GPU_I_ID/GPU_I_PROFILE of dcgm-exporter, or
+// gpu_instance_id/mig_profile/mig_uuid of gpulens' gpu_mig_* series) is an
+// entity of its own, "<gpu>/gi<id>", never merged into its GPU; the compute
+// instances of one GPU instance are one entity.
+//
 // Series join by host: the `hostname`/`Hostname` label, else the host part of
 // `instance` (domain stripped unless it is an IP address). When the data holds
 // exactly one GPU host and one other host name, they are the same machine
@@ -91,6 +96,7 @@ class SignalSetBuilder {
  private:
   struct GpuAcc {
     std::string uuid, model;
+    MigInstance mig;
     std::map<std::string, std::string> peer_paths;
     std::string local_cpus;
     std::vector<std::vector<Series>> parts = std::vector<std::vector<Series>>(kGpuSigCount);

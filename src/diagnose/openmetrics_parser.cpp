@@ -180,6 +180,7 @@ Status OpenMetricsParser::parse_line(std::string_view line) {
     // A scrape: an optional timestamp is not ours to keep (the agent samples
     // at its own time), an exemplar is skipped.
     if (!ts_text.empty() && !ts_text.starts_with('#')) {
+      ++stats_.timestamped;
       const size_t sp2 = ts_text.find(' ');
       double ignored = 0;
       if (!parse_number(ts_text.substr(0, sp2), ignored)) {

@@ -77,6 +77,7 @@ struct ParseStats {
   uint64_t ignored_series = 0;   // at most ParseLimits::max_ignored_series
   uint64_t bytes = 0;
   bool saw_eof = false;
+  uint64_t timestamped = 0;      // in a scrape: samples that carried a timestamp anyway (ignored)
   std::vector<std::string> warnings;
 };
 

@@ -62,7 +62,7 @@ TEST_P(Malformed, NamesFileLineAndProblem) {
 
 INSTANTIATE_TEST_SUITE_P(
     Lines, Malformed,
-    ::testing::Values(Bad{"gpu_up{gpu=\"0\"} 1\n# EOF\n", "bad.om:1: sample has no timestamp"},
+    ::testing::Values(Bad{"gpu_up{gpu=\"0\"} 1 1700000000\ngpu_up{gpu=\"1\"} 1\n# EOF\n", "bad.om:2: sample has no timestamp"},
                       Bad{"gpu_up{gpu=\"0\"} 1 100\ngpu_up{gpu=\"0\" 1 100\n# EOF\n", "bad.om:2: unterminated label set"},
                       Bad{"gpu_up{gpu=\"0\"} one 100\n# EOF\n", "bad.om:1: bad value \"one\""},
                       Bad{"gpu_up{gpu=\"0\"} 1 1e\n# EOF\n", "bad.om:1: bad timestamp"},

@@ -76,6 +76,17 @@ std::string report_json(const Report& r) {
       json_string(o, gpu.gpu);
       o += ",\"uuid\":";
       json_string(o, gpu.uuid);
+      if (!gpu.mig.empty()) {
+        o += ",\"mig\":{\"gpu\":";
+        json_string(o, gpu.mig.gpu);
+        o += ",\"gpu_instance_id\":";
+        json_string(o, gpu.mig.gpu_instance);
+        o += ",\"profile\":";
+        json_string(o, gpu.mig.profile);
+        o += ",\"uuid\":";
+        json_string(o, gpu.mig.uuid);
+        o += '}';
+      }
       o += ",\"findings\":[";
       for (size_t f = 0; f < gpu.findings.size(); ++f) {
         const Finding& fi = gpu.findings[f];
@@ -165,6 +176,7 @@ std::string report_json(const Report& r) {
   json_string(o, format_rfc3339(r.from_ms));
   o += ",\"to\":";
   json_string(o, format_rfc3339(r.to_ms));
+  if (r.point_in_time) o += ",\"point_in_time\":true";
   o += "},\"waste\":{\"gpus\":";
   json_number(o, static_cast<double>(r.gpu_count));
   const double window_h = hours(static_cast<double>(r.to_ms - r.from_ms) / 1000.0);

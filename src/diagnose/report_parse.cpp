@@ -88,6 +88,9 @@ Result<Report> report_from_json(std::string_view json, std::string_view what) {
       gr.gpu = str(g, "gpu");
       gr.uuid = str(g, "uuid");
       gr.model = str(g, "model");
+      if (element mig; !g["mig"].get(mig) && mig.is_object()) {
+        gr.mig = {str(mig, "gpu"), str(mig, "gpu_instance_id"), str(mig, "profile"), str(mig, "uuid")};
+      }
       const double waste = number(g, "waste_gpu_hours");
       gr.waste_gpu_seconds = std::isfinite(waste) ? waste * 3600 : 0;
       const double covered = number(g, "covered_seconds");

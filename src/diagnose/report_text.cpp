@@ -88,7 +88,8 @@ void host_text(const HostReport& host, const Style& st, std::string& o) {
   std::vector<std::pair<std::string, std::vector<const GpuReport*>>> groups;
   size_t quiet = 0;
   for (const GpuReport& g : host.gpus) {
-    std::string sig = g.model;
+    const std::string base = g.model + (g.mig.empty() ? "" : " MIG " + g.mig.profile + " " + g.mig.gpu_instance);
+    std::string sig = base;
     for (const Finding& f : g.findings) sig += "\n" + key(f, g.gpu);
     for (const std::string& n : g.notes) sig += "\nnote " + n;
     for (const NotAssessed& n : g.not_assessed) {
@@ -98,7 +99,7 @@ void host_text(const HostReport& host, const Style& st, std::string& o) {
     for (const Finding& f : g.findings) {
       if (downstream.contains({g.gpu, f.cause})) sig += "\nroot " + g.gpu;
     }
-    if (g.findings.empty() && sig == g.model) {
+    if (g.findings.empty() && sig == base) {
       ++quiet;
       continue;
     }
@@ -115,7 +116,10 @@ void host_text(const HostReport& host, const Style& st, std::string& o) {
     const GpuReport& g = *group[0];
     std::vector<std::string> ids;
     for (const GpuReport* x : group) ids.push_back(x->gpu);
-    o += group.size() == 1 ? "  GPU " + g.gpu + (g.model.empty() ? "" : "  " + g.model) +
+    o += group.size() == 1 ? "  GPU " + g.gpu +
+                                 (g.mig.empty() ? "" : "  MIG " + g.mig.profile + " (GPU instance " +
+                                                           g.mig.gpu_instance + " of GPU " + g.mig.gpu + ")") +
+                                 (g.model.empty() ? "" : "  " + g.model) +
                                  (g.uuid.empty() ? "" : "  " + g.uuid) + "\n"
                            : "  GPUs " + gpu_list(ids) + (g.model.empty() ? "" : "  " + g.model) + "\n";
     if (g.findings.empty()) o += std::string("    ") + st.dim + "no findings" + st.reset + "\n";
@@ -145,7 +149,9 @@ void host_text(const HostReport& host, const Style& st, std::string& o) {
              (g.covered_ms < f.for_ms ? "; the data covers only " + human(g.covered_ms) : std::string()) + "\n";
       } else {
         o += "    " + std::string(c) + st.bold + upper(severity_name(f.severity)) + st.reset + "  " + st.bold + f.cause +
-             st.reset + " (" + f.layer + ")  since " + format_rfc3339(since) + ", held " + human(held) + "\n";
+             st.reset + " (" + f.layer + ")  " +
+             (held > 0 ? "since " + format_rfc3339(since) + ", held " + human(held) : "at " + format_rfc3339(since)) +
+             "\n";
       }
       if (!ev.empty()) o += "      evidence" + std::string(group.size() > 1 ? " (mean of the GPUs)" : "") + ": " + ev + "\n";
       o += "      action: " + f.action + "\n";
@@ -204,11 +210,23 @@ std::string report_text(const Report& r, bool colour) {
                           : Style{"", "", "", "", "", ""};
   std::string o;
   const double covered_s = r.covered_seconds();
-  o += std::string(st.bold) + "gpulens diagnose" + st.reset + "  " + format_rfc3339(r.from_ms) + " .. " +
-       format_rfc3339(r.to_ms) + " (" + human(r.to_ms - r.from_ms) + ", " + std::to_string(r.gpu_count) +
-       " GPUs on " + std::to_string(r.hosts.size()) + " hosts)\n";
+  if (r.point_in_time) {
+    o += std::string(st.bold) + "gpulens diagnose" + st.reset + "  " + format_rfc3339(r.to_ms) +
+         " (one point in time: a scrape without timestamps; " + std::to_string(r.gpu_count) + " GPUs on " +
+         std::to_string(r.hosts.size()) + " hosts)\n" +
+         "judged: the causes that need no duration (hardware_errors); every other cause needs minutes of data "
+         "and is listed as not assessed\n";
+  } else {
+    o += std::string(st.bold) + "gpulens diagnose" + st.reset + "  " + format_rfc3339(r.from_ms) + " .. " +
+         format_rfc3339(r.to_ms) + " (" + human(r.to_ms - r.from_ms) + ", " + std::to_string(r.gpu_count) +
+         " GPUs on " + std::to_string(r.hosts.size()) + " hosts)\n";
+  }
   for (const std::string& w : r.input_warnings) o += std::string(st.yellow) + "warning: " + st.reset + w + "\n";
   for (const HostReport& host : r.hosts) host_text(host, st, o);
+  if (r.point_in_time) {
+    o += "\n" + std::string(st.bold) + "waste" + st.reset + ": not computed from one point in time\n";
+    return o;
+  }
   timeline_text(r, st, o);
   double total = 0;
   for (const auto& [cause, s] : r.waste_by_cause) total += s;

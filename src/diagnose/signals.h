@@ -105,12 +105,29 @@ std::string_view signal_name(HostSig s);
 // Placement facts (topology cause). Static per GPU: the path to each peer
 // GPU as nvidia-smi topo -m names it (NVLINK, PIX, PXB, PHB, NODE, SYS) and
 // the CPUs close to the GPU (kernel list syntax, "0-47"). Empty: unknown.
+// A MIG GPU instance diagnosed as an entity of its own, beside its GPU:
+// its index is "<gpu>/gi<id>" ("0/gi7"). Sources name it by dcgm-exporter's
+// GPU_I_ID/GPU_I_PROFILE or gpulens' gpu_instance_id/mig_profile/mig_uuid.
+struct MigInstance {
+  std::string gpu;           // the parent GPU's index
+  std::string gpu_instance;  // the GPU instance id; empty: a whole GPU
+  std::string profile;       // "3g.40gb"
+  std::string uuid;          // "MIG-..." where the source gives it
+  bool empty() const { return gpu_instance.empty(); }
+  // "MIG 3g.40gb, GPU instance 7 of GPU 0"
+  std::string describe() const {
+    return "MIG " + (profile.empty() ? std::string("instance") : profile) + ", GPU instance " + gpu_instance +
+           " of GPU " + gpu;
+  }
+};
+
 struct GpuSignals {
-  std::string index;  // "0", "1", ... as labelled
+  std::string index;  // "0", "1", ... as labelled; "0/gi7" for a MIG instance
   std::string uuid;
   std::string model;
   std::map<std::string, std::string> peer_paths;  // peer index -> path
   std::string local_cpus;
+  MigInstance mig;    // set on a MIG instance
   std::array<Series, kGpuSigCount> sigs;
   Series& sig(GpuSig s) { return sigs[static_cast<size_t>(s)]; }
   const Series& sig(GpuSig s) const { return sigs[static_cast<size_t>(s)]; }
@@ -155,6 +172,9 @@ struct SignalSet {
   std::vector<HostSignals> hosts;  // ordered by name
   int64_t from_ms = 0;             // the window the data covers
   int64_t to_ms = 0;
+  // One point in time (a plain scrape without timestamps): from_ms == to_ms,
+  // counters have no rates, and diagnosis judges only what needs no duration.
+  bool point_in_time = false;
 };
 
 // --- series helpers -------------------------------------------------------
