@@ -453,7 +453,7 @@ void Analyzer::feed(std::string_view line) {
   Handler h{*s_, stats_};
   LogLine l;
   bool used = false;
-  if (tokenize(line, l)) {
+  if (tokenizer_.next(line, l)) {
     std::uint32_t proc = h.proc_for(l.host, l.pid);
     h.message(l.message, proc, l.level, l.where);
     used = true;

@@ -69,6 +69,7 @@ class Analyzer {
  private:
   std::unique_ptr<State> s_;
   InputStats stats_;
+  Tokenizer tokenizer_;
 };
 
 }  // namespace gpulens::nccl

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace gpulens::nccl {
@@ -33,6 +34,28 @@ struct LogLine {
 // Fills out from a line holding an NCCL marker; false (out untouched) if the
 // line has none.
 bool tokenize(std::string_view line, LogLine& out);
+
+// tokenize() for a stream of lines: consecutive lines of one process share
+// their prefix byte for byte ("gpu2:46654:46655 [1] "), so the prefix parsed
+// last is kept and a line that starts with it and has the marker right after
+// it skips both the marker search and the prefix parse. The result is the
+// same as tokenize()'s for every line (the first marker cannot start inside
+// an unchanged prefix: see line.cpp).
+//
+// Thread-safety: one Tokenizer per thread. Memory: one prefix of at most
+// kMaxPrefix bytes.
+class Tokenizer {
+ public:
+  static constexpr size_t kMaxPrefix = 256;
+  bool next(std::string_view line, LogLine& out);
+
+ private:
+  std::string prefix_;  // the bytes before the marker of the last line parsed
+  // What the prefix parsed to, as offsets into the prefix.
+  size_t host_at_ = 0, host_len_ = 0, where_at_ = 0, where_len_ = 0;
+  std::int64_t pid_ = -1;
+  int dev_ = -1;
+};
 
 // Removes what launchers and log collectors glue in front of a hostname: the
 // mpirun `[1,6]<stdout>:` tag and an ISO-8601 timestamp such as

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 
@@ -19,15 +20,43 @@ constexpr std::array<unsigned char, 256> kBinary = [] {
   return t;
 }();
 
+bool is_binary(std::string_view l) {
+  unsigned char bad = 0;
+  for (char c : l) bad |= kBinary[static_cast<unsigned char>(c)];
+  return bad != 0;
+}
+
+// A quick test, eight bytes at a time, that is true whenever is_binary() is
+// (any byte below 0x20 or equal to 0x7f); a line with a tab also passes here
+// and is then checked byte by byte.
+bool maybe_binary(std::string_view l) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  auto flagged = [](std::uint64_t x) {
+    const std::uint64_t y = x ^ (0x7f * kOnes);
+    return (((x - 0x20 * kOnes) & ~x) | ((y - kOnes) & ~y)) & kHigh;
+  };
+  const char* p = l.data();
+  size_t n = l.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t x;
+    std::memcpy(&x, p, 8);
+    if (flagged(x)) return true;
+  }
+  if (n > 0) {
+    std::uint64_t x = 0x2020202020202020ull;  // padding: spaces are not binary
+    std::memcpy(&x, p, n);
+    if (flagged(x)) return true;
+  }
+  return false;
+}
+
 class LineSink {
  public:
   explicit LineSink(Analyzer& a) : a_(a) {}
 
   void line(std::string_view l) {
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    unsigned char bad = 0;
-    for (char c : l) bad |= kBinary[static_cast<unsigned char>(c)];
-    if (bad) {
+    if (maybe_binary(l) && is_binary(l)) {
       ++a_.input().lines;
       ++a_.input().binary_lines;
       return;

@@ -3,20 +3,6 @@
 
 namespace gpulens::nccl {
 
-std::optional<std::int64_t> take_number(std::string_view& s, std::int64_t limit) {
-  std::string_view t = trim_left(s);
-  std::int64_t v = 0;
-  size_t i = 0;
-  while (i < t.size() && is_digit(t[i])) {
-    v = v * 10 + (t[i] - '0');
-    if (v > limit) return std::nullopt;
-    ++i;
-  }
-  if (i == 0) return std::nullopt;
-  s = t.substr(i);
-  return v;
-}
-
 std::optional<std::int64_t> after_number(std::string_view s, std::string_view key,
                                          std::int64_t limit) {
   size_t p = s.find(key);

@@ -57,8 +57,23 @@ inline std::string_view trim_left(std::string_view s) {
 }
 
 // Parses the decimal digits at the start of s (after optional spaces); the
-// value must fit in 0..limit. Advances s past the digits on success.
-std::optional<std::int64_t> take_number(std::string_view& s, std::int64_t limit = INT32_MAX);
+// value must fit in 0..limit. Advances s past the digits on success. Inline:
+// it runs several times on most lines (device, pid, ranks, channels).
+inline std::optional<std::int64_t> take_number(std::string_view& s, std::int64_t limit = INT32_MAX) {
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  while (p != end && is_space(*p)) ++p;
+  const char* const first = p;
+  std::int64_t v = 0;
+  while (p != end && is_digit(*p)) {
+    v = v * 10 + (*p - '0');
+    if (v > limit) return std::nullopt;
+    ++p;
+  }
+  if (p == first) return std::nullopt;
+  s = std::string_view(p, static_cast<size_t>(end - p));
+  return v;
+}
 
 // The number right after the first occurrence of key in s, if any.
 std::optional<std::int64_t> after_number(std::string_view s, std::string_view key,
