@@ -9,7 +9,9 @@
 #   bench/diagnose_fleet.sh GPULENS_BINARY [HOSTS] [vm|prometheus] [-- DIAGNOSE_ARGS...]
 #
 # BATCHES="64 0" runs once per --batch-hosts value on the same data (default:
-# the default batch). On a shared machine the wall clock includes waiting for
+# the default batch). BASELINE=OTHER_GPULENS runs that binary too, right after
+# each run of GPULENS on the same data, and diffs the two JSON reports
+# (findings must be identical): old and new code side by side. On a shared machine the wall clock includes waiting for
 # a CPU: the server's CPU seconds (utime + stime of its process) are printed
 # beside gpulens' own.
 set -euo pipefail
@@ -53,14 +55,14 @@ else
   until curl -sf "http://127.0.0.1:$port/-/ready" > /dev/null; do sleep 0.2; done
 fi
 server_cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat"; }
-for batch in ${BATCHES:-default}; do
-  args=("$@")
-  [[ $batch != default ]] && args+=(--batch-hosts "$batch")
-  echo "--- batch: $batch; load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+run_one() {  # BINARY REPORT ARGS...
+  local bin=$1 report=$2 c0
+  shift 2
+  echo "--- $bin, batch: $batch; load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
   c0=$(server_cpu)
   /usr/bin/time -f 'gpulens diagnose --prometheus: %e s wall, %U s user, %S s sys, %M KiB peak RSS' \
-    "$gpulens" diagnose --prometheus "http://127.0.0.1:$port" --end "$end" --range 1h --format json "${args[@]}" \
-    > "$tmp/report.json" || true
+    "$bin" diagnose --prometheus "http://127.0.0.1:$port" --end "$end" --range 1h --format json "$@" \
+    > "$report" || true
   echo "server CPU during the run: $(echo "$(server_cpu) - $c0" | bc) s"
   python3 -c '
 import json, sys
@@ -72,5 +74,23 @@ for h in r["hosts"]:
         f = [f for f in g["findings"] if f["severity"] != "info"]
         c = f[0]["cause"] if f else "-"
         top[c] = top.get(c, 0) + 1
-print("hosts", len(r["hosts"]), "GPUs", gpus, "top causes", top)' "$tmp/report.json"
+print("hosts", len(r["hosts"]), "GPUs", gpus, "top causes", top)' "$report"
+}
+for batch in ${BATCHES:-default}; do
+  args=("$@")
+  [[ $batch != default ]] && args+=(--batch-hosts "$batch")
+  run_one "$gpulens" "$tmp/report.json" "${args[@]}"
+  if [[ -n ${BASELINE:-} ]]; then
+    run_one "$BASELINE" "$tmp/baseline.json" "${args[@]}"
+    # The reports must agree but for the query statistics (counts of queries and bytes).
+    python3 -c '
+import json, sys
+def norm(path):
+    r = json.load(open(path))
+    r.pop("input", None)
+    return r
+a, b = norm(sys.argv[1]), norm(sys.argv[2])
+print("reports identical (input statistics aside)" if a == b else "REPORTS DIFFER")
+sys.exit(0 if a == b else 1)' "$tmp/report.json" "$tmp/baseline.json"
+  fi
 done

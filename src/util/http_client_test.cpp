@@ -98,6 +98,27 @@ TEST(HttpClient, ChunkedResponseIsDechunked) {
   EXPECT_EQ(r->body, "Wikipedia in \r\n\r\nchunks.");
 }
 
+TEST(HttpClient, LargeChunkedBodyReadInManyPiecesIsDechunkedWhole) {
+  // 3 MB in chunks of 1 byte to 200 kB, so that chunk sizes, data and CRLFs
+  // fall across the client's reads.
+  std::string body, wire = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  size_t sizes[] = {1, 4095, 65536, 65537, 200000, 17, 131071};
+  for (size_t i = 0; body.size() < 3'000'000; ++i) {
+    const size_t n = sizes[i % 7];
+    std::string part(n, static_cast<char>('a' + i % 26));
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%zx", n);
+    wire += std::string(hex) + "\r\n" + part + "\r\n";
+    body += part;
+  }
+  wire += "0\r\n\r\n";
+  OneShotServer srv(wire);
+  Result<HttpResponse> r = HttpClient({.timeout_ms = 5000}).get(srv.url("/"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->body.size(), body.size());
+  EXPECT_TRUE(r->body == body);
+}
+
 TEST(HttpClient, PostSendsBodyAndHeaders) {
   OneShotServer srv("HTTP/1.1 204 No Content\r\n\r\n");
   std::string body(200000, 'x');  // larger than one segment
