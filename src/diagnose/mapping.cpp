@@ -289,7 +289,9 @@ bool SignalSetBuilder::add_for_host(std::string_view host_name, std::string_view
     max_t_ = std::max(max_t_, points.back().t_ms);
   }
   HostAcc& h = hosts_[std::string(host_name)];
-  for (const Binding& b : bindings) feed(h, b, labels, points, already_rate);
+  // The last binding (most series have one) takes the points without a copy.
+  for (size_t i = 0; i + 1 < bindings.size(); ++i) feed(h, bindings[i], labels, points, already_rate);
+  feed(h, bindings.back(), labels, std::move(points), already_rate);
   return true;
 }
 
@@ -322,14 +324,14 @@ SignalSetBuilder::GpuAcc& SignalSetBuilder::gpu_of(HostAcc& h, LabelSpan labels)
   return g;
 }
 
-void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, const Series& points,
+void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, Series points,
                             bool already_rate) {
   Series s;
   if (b.counter && !already_rate) {
     const int64_t step = median_step_ms(points);
     s = counter_rate(points, std::max<int64_t>(5 * step, 60'000));
   } else {
-    s = points;
+    s = std::move(points);
   }
   for (Point& p : s) {
     switch (b.transform) {

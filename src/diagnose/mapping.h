@@ -116,7 +116,7 @@ class SignalSetBuilder {
     std::map<std::pair<bool, std::string>, LinkAcc> links;  // (infiniband, device) -> rx, tx, speed
   };
   GpuAcc& gpu_of(HostAcc& host, LabelSpan labels);
-  void feed(HostAcc& host, const Binding& b, LabelSpan labels, const Series& points, bool already_rate);
+  void feed(HostAcc& host, const Binding& b, LabelSpan labels, Series points, bool already_rate);
 
   std::map<std::string, HostAcc> hosts_;
   size_t unknown_ = 0;

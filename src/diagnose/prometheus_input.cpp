@@ -11,6 +11,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <limits>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -41,6 +42,8 @@ std::string promql(std::string_view name, const std::string& extra) {
   return sel;
 }
 
+constexpr size_t kReservePoints = 256;  // an hour at 15 s, 4 KiB
+
 double parse_value(std::string_view s) {
   if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
   if (s == "+Inf") return std::numeric_limits<double>::infinity();
@@ -51,7 +54,10 @@ double parse_value(std::string_view s) {
 }
 
 // Parses a query_range answer. `what` names the server and query in errors.
-Status parse_matrix(std::string_view what, std::string& body, std::vector<RawSeries>& out) {
+// `expect_points`: the points a series of the window has at most, reserved up
+// front up to kReservePoints (a sparse series on a long range must not cost
+// the whole range's worth).
+Status parse_matrix(std::string_view what, std::string& body, std::vector<RawSeries>& out, size_t expect_points) {
   simdjson::ondemand::parser parser;
   body.reserve(body.size() + simdjson::SIMDJSON_PADDING);
   try {
@@ -85,6 +91,7 @@ Status parse_matrix(std::string_view what, std::string& body, std::vector<RawSer
               s.labels.emplace_back(std::move(lk), std::move(lv));
             }
           } else if (k == "values") {
+            s.points.reserve(std::min(expect_points, kReservePoints));
             for (simdjson::ondemand::array pair : f.value().get_array()) {
               // Exactly [timestamp, "value"]: stepping past the end of a
               // shorter array is undefined in simdjson (found by fuzzing).
@@ -152,6 +159,7 @@ struct Window {
   std::string step_text;
   std::string extra;       // --match without braces
   std::vector<std::string> wanted;  // families the server holds, sorted
+  size_t expect_points = 0;         // points per series at most: range / step + 1
 };
 
 // The HTTP client with the query API's rules: a redirect is an error, a
@@ -235,6 +243,7 @@ Result<Window> prepare(const PrometheusQuery& q, const QueryClient& client, Prom
                      "in the window");
   }
   w.extra = matchers(q.match);
+  w.expect_points = static_cast<size_t>(q.range_ms / step_ms) + 1;
   char step_text[32];
   std::snprintf(step_text, sizeof step_text, "%.3f", static_cast<double>(step_ms) / 1000.0);
   w.step_text = step_text;
@@ -306,7 +315,7 @@ Status fetch_families(const PrometheusQuery& q, const QueryClient& client, const
                          resp->body.substr(0, 300));
       } else {
         got.clear();
-        st = parse_matrix("prometheus " + w.base + " query " + name, resp->body, got);
+        st = parse_matrix("prometheus " + w.base + " query " + name, resp->body, got, w.expect_points);
       }
       std::unique_lock lock(mu);
       if (!st) {
@@ -464,13 +473,35 @@ Status stream_prometheus(const PrometheusQuery& q, PrometheusInfo& info, const B
     ++info.batches;
     return sink(builder.build(w->start_ms, w->end_ms));
   }
-  for (size_t at = 0; at < hosts.size(); at += q.batch_hosts) {
+  // A pipeline two batches deep: the next batch is fetched (server and
+  // parsing) while the sink diagnoses this one, so neither waits for the
+  // other; each fetch counts into its own PrometheusInfo, added to `info`
+  // on this thread, so the sink may read `info` without a lock.
+  struct Fetched {
+    Status status;
+    SignalSet set;
+    PrometheusInfo info;
+  };
+  auto fetch_batch = [&](size_t at) {
     const std::vector<std::string> batch(hosts.begin() + static_cast<std::ptrdiff_t>(at),
                                          hosts.begin() + static_cast<std::ptrdiff_t>(std::min(hosts.size(), at + q.batch_hosts)));
+    Fetched f;
     SignalSetBuilder builder;
-    if (Status s = fetch_families(q, client, *w, &batch, builder, info); !s) return s;
+    f.status = fetch_families(q, client, *w, &batch, builder, f.info);
+    if (f.status) f.set = builder.build(w->start_ms, w->end_ms);
+    return f;
+  };
+  std::future<Fetched> next = std::async(std::launch::async, fetch_batch, size_t{0});
+  for (size_t at = 0; at < hosts.size(); at += q.batch_hosts) {
+    Fetched f = next.get();
+    info.queries += f.info.queries;
+    info.series += f.info.series;
+    info.points += f.info.points;
+    info.response_bytes += f.info.response_bytes;
+    if (!f.status) return f.status;
     ++info.batches;
-    if (Status s = sink(builder.build(w->start_ms, w->end_ms)); !s) return s;
+    if (at + q.batch_hosts < hosts.size()) next = std::async(std::launch::async, fetch_batch, at + q.batch_hosts);
+    if (Status s = sink(std::move(f.set)); !s) return s;  // (a fetch in flight is waited for by ~future)
   }
   return Status::ok();
 }

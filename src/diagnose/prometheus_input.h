@@ -14,7 +14,8 @@
 // hosts are fetched `batch_hosts` at a time, each family's query narrowed
 // to the batch's hosts by label matchers on the same labels that join
 // series to hosts (mapping.h host_key), and each batch is handed over as
-// its own SignalSet. Memory is bounded by one batch, not by the fleet. A
+// its own SignalSet. The next batch is fetched while the sink diagnoses
+// the current one, so memory is bounded by two batches, not by the fleet. A
 // fleet no larger than one batch is read in one pass without host matchers.
 //
 //   PrometheusQuery q{.url = "http://prom:9090", .range_ms = 1'800'000};
