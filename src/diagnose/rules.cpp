@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "diagnose/pcie_link.h"
+
 namespace gpulens::diagnose {
 namespace {
 
@@ -516,33 +518,34 @@ class Rules {
   }
 
   RuleResult pcie_link_degraded() {
-    if (!(has(G::kLinkGen) && has(G::kLinkGenMax)) && !(has(G::kLinkWidth) && has(G::kLinkWidthMax))) {
-      not_assessed("pcie_link_degraded", "no current and maximum PCIe link generation/width");
+    const bool gen_base = has(G::kLinkGenMax) || has(G::kLinkGenCalibrated);
+    const bool width_base = has(G::kLinkWidthMax) || has(G::kLinkWidthCalibrated);
+    if (!(has(G::kLinkGen) && gen_base) && !(has(G::kLinkWidth) && width_base)) {
+      not_assessed("pcie_link_degraded", "no current and maximum (or calibrated) PCIe link generation/width");
       return {};
     }
-    RuleResult r = make("pcie_link_degraded", "io", Severity::kWarning, th_.pcie_for_ms);
+    RuleResult r = make("pcie_link_degraded", "io", Severity::kWarning, th_.link_degraded_for_ms);
     const Aligned gen = A(G::kLinkGen), gmax = A(G::kLinkGenMax), w = A(G::kLinkWidth), wmax = A(G::kLinkWidthMax);
-    // The link recorded by `gpulens calibrate` counts as a floor too: a link
-    // that trained lower than when its peak was measured lost bandwidth.
+    // The link recorded by `gpulens calibrate` is a baseline too: a link that
+    // trained lower than when its peak was measured lost bandwidth.
     const bool have_cal = has(G::kLinkGenCalibrated) || has(G::kLinkWidthCalibrated);
     const Aligned gcal = have_cal ? A(G::kLinkGenCalibrated) : Aligned{},
                   wcal = have_cal ? A(G::kLinkWidthCalibrated) : Aligned{};
     auto at = [](const Aligned& a, size_t i) { return i < a.size() ? a[i] : std::nan(""); };
     for (size_t i = 0; i < n_; ++i) {
-      const bool gen_known = known(gen[i]) && known(gmax[i]);
-      const bool w_known = known(w[i]) && known(wmax[i]);
-      const bool below_cal = (known(gen[i]) && known(at(gcal, i)) && gen[i] < at(gcal, i)) ||
-                             (known(w[i]) && known(at(wcal, i)) && w[i] < at(wcal, i));
-      if (!gen_known && !w_known && !below_cal) continue;
-      const bool below = (gen_known && gen[i] < gmax[i]) || (w_known && w[i] < wmax[i]) || below_cal;
-      const bool loaded = util_[i] >= th_.link_busy_util || pcie_util_[i] >= 0.1;
-      r.holds[i] = below && loaded;
+      // The one definition (diagnose/pcie_link.h), shared with the alert.
+      const PcieLinkState s{.gen = at(gen, i), .gen_max = at(gmax, i), .gen_calibrated = at(gcal, i),
+                            .width = at(w, i), .width_max = at(wmax, i), .width_calibrated = at(wcal, i),
+                            .util = util_[i], .pcie = pcie_util_[i]};
+      if (!pcie_link_assessable(s)) continue;
+      r.holds[i] = diagnose::pcie_link_degraded(s, th_);
     }
     if (has(G::kLinkGen)) r.evidence.push_back({"link_gen", gen, percentile(gmax, 0.5)});
     if (has(G::kLinkWidth)) r.evidence.push_back({"link_width", w, percentile(wmax, 0.5)});
     if (has(G::kLinkGenCalibrated)) r.evidence.push_back({"link_gen_calibrated", gcal, percentile(gcal, 0.5)});
     if (has(G::kLinkWidthCalibrated)) r.evidence.push_back({"link_width_calibrated", wcal, percentile(wcal, 0.5)});
     r.evidence.push_back({"gpu_util", util_, th_.link_busy_util});
+    if (known(percentile(pcie_util_, 0.5))) r.evidence.push_back({"pcie_util", pcie_util_, th_.link_busy_pcie});
     r.action = "The PCIe link runs below its maximum generation or width under load: reseat the GPU or riser, "
                "check BIOS PCIe settings and the slot (nvidia-smi -q: current vs max link, or vs the link "
                "recorded by gpulens calibrate).";

@@ -28,7 +28,8 @@ const ThresholdKey kKeys[] = {
     {"nvlink_peak_bytes_per_second", ThresholdKind::kNumber, &Thresholds::nvlink_peak_bytes_per_second, "NVLink peak per direction; 0: from the GPU model"},
     {"nic_util", ThresholdKind::kRatio, &Thresholds::nic_util, "Ethernet NIC above this of its line rate"},
     {"ib_idle_bytes_per_second", ThresholdKind::kNumber, &Thresholds::ib_idle_bytes_per_second, "InfiniBand below this many bytes/s is idle"},
-    {"link_busy_util", ThresholdKind::kRatio, &Thresholds::link_busy_util, "GPU util above this: a down-shifted link matters"},
+    {"link_busy_util", ThresholdKind::kRatio, &Thresholds::link_busy_util, "GPU util at or above this: a down-shifted link matters"},
+    {"link_busy_pcie", ThresholdKind::kRatio, &Thresholds::link_busy_pcie, "PCIe TX or RX at or above this of the peak: a down-shifted link matters"},
     {"dram_active", ThresholdKind::kRatio, &Thresholds::dram_active, "DRAM active above this: bandwidth-bound"},
     {"tensor_idle", ThresholdKind::kRatio, &Thresholds::tensor_idle, "tensor pipes below this: idle"},
     {"fragmentation", ThresholdKind::kRatio, &Thresholds::fragmentation, "allocator fragmentation above this (article: 50 %)"},
@@ -44,6 +45,7 @@ const ThresholdKey kKeys[] = {
     {"fragmentation_for", ThresholdKind::kDuration, &Thresholds::fragmentation_for_ms, "how long fragmentation must hold"},
     {"thermal_for", ThresholdKind::kDuration, &Thresholds::thermal_for_ms, "how long thermal conditions must hold"},
     {"pcie_for", ThresholdKind::kDuration, &Thresholds::pcie_for_ms, "how long PCIe saturation must hold"},
+    {"link_degraded_for", ThresholdKind::kDuration, &Thresholds::link_degraded_for_ms, "how long a PCIe link must be below its baseline while in use"},
     {"topology_for", ThresholdKind::kDuration, &Thresholds::topology_for_ms, "how long a misplaced job must run"},
     {"default_for", ThresholdKind::kDuration, &Thresholds::default_for_ms, "how long any other condition must hold"},
 };

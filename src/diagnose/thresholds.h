@@ -47,7 +47,8 @@ struct Thresholds {
   double nvlink_peak_bytes_per_second = 0;  // per direction; 0: from the GPU model
   double nic_util = 0.70;            // Ethernet at line rate
   double ib_idle_bytes_per_second = 10e6;
-  double link_busy_util = 0.50;      // GPU util above: a down-shifted link matters
+  double link_busy_util = 0.50;      // GPU util at or above: a down-shifted link matters
+  double link_busy_pcie = 0.10;      // PCIe TX or RX at or above this of the peak: the link is in use
   // memory
   double dram_active = 0.70;
   double tensor_idle = 0.20;
@@ -67,6 +68,7 @@ struct Thresholds {
   int64_t fragmentation_for_ms = 300'000;
   int64_t thermal_for_ms = 300'000;
   int64_t pcie_for_ms = 180'000;
+  int64_t link_degraded_for_ms = 300'000;  // a link below its baseline while in use (diagnose/pcie_link.h)
   int64_t topology_for_ms = 300'000;  // a misplaced job, while it runs
   int64_t default_for_ms = 300'000;
 };

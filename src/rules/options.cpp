@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "diagnose/thresholds.h"
 #include "util/duration.h"
 
 namespace gpulens::rules {
@@ -31,6 +32,7 @@ std::string top_keys() {
 }  // namespace
 
 RuleOptions RuleOptions::defaults() {
+  const diagnose::Thresholds kDiagnosis;
   RuleOptions o;
   o.params = {
       {"gpu_util_low.threshold", kRatio, 0.20, "GPU utilisation below this (tutorial: 20 %)"},
@@ -51,8 +53,13 @@ RuleOptions RuleOptions::defaults() {
       {"sm_occupancy_low.for", kDuration, 600e3, "for this long (article: 10m)"},
       {"xid_errors.window", kDuration, 300e3, "an XID error within this window fires"},
       {"clock_throttle.for", kDuration, 300e3, "thermal or power clock-event reason held this long"},
-      {"pcie_link_degraded.busy_threshold", kRatio, 0.5, "GPU utilisation above which a slow link matters"},
-      {"pcie_link_degraded.for", kDuration, 300e3, "for this long"},
+      // The diagnosis rule's thresholds (diagnose/pcie_link.h): one definition.
+      {"pcie_link_degraded.busy_threshold", kRatio, kDiagnosis.link_busy_util,
+       "GPU utilisation at or above which a slow link matters (as diagnose.link_busy_util)"},
+      {"pcie_link_degraded.busy_pcie_threshold", kRatio, kDiagnosis.link_busy_pcie,
+       "... or PCIe TX or RX at or above this of the peak (as diagnose.link_busy_pcie)"},
+      {"pcie_link_degraded.for", kDuration, static_cast<double>(kDiagnosis.link_degraded_for_ms),
+       "for this long (as diagnose.link_degraded_for)"},
       {"gpu_lost.for", kDuration, 60e3, "gpu_up == 0 this long"},
       {"agent_down.for", kDuration, 120e3, "scrape of the agent failing this long"},
       {"source_down.for", kDuration, 300e3, "a gpulens source failing this long"},

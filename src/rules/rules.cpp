@@ -255,28 +255,36 @@ std::vector<Rule> alerting_rules(const RuleOptions& o, const Vocabulary& v) {
                           " (gpu_clock_event_active {{ $value }})."));
   }
 
+  // The definition of diagnose/pcie_link.h, shared with the diagnosis rule
+  // pcie_link_degraded: below the maximum or (native names) the calibrated
+  // link, in either dimension, while GPU utilisation or PCIe traffic says the
+  // link is in use.
   const double busy = o.number("pcie_link_degraded.busy_threshold");
+  const double busy_pcie = o.number("pcie_link_degraded.busy_pcie_threshold");
   const int64_t link_for = o.duration_ms("pcie_link_degraded.for");
   std::string link_expr;
   if (v.dcgm) {
+    const std::string peak = dcgm_pcie_peak(o);
     link_expr = "(\n  DCGM_FI_DEV_PCIE_LINK_GEN / on (instance, gpu, UUID) group_left DCGM_FI_DEV_PCIE_MAX_LINK_GEN < 1\n"
                 "  or\n  DCGM_FI_DEV_PCIE_LINK_WIDTH / on (instance, gpu, UUID) group_left DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH < 1\n)\n"
-                "and on (instance, gpu, UUID)\nDCGM_FI_DEV_GPU_UTIL > " +
-                promql_number(busy * 100);
+                "and on (instance, gpu, UUID)\n(\n  DCGM_FI_DEV_GPU_UTIL >= " + promql_number(busy * 100) +
+                "\n  or\n  DCGM_FI_PROF_PCIE_TX_BYTES / " + peak + " >= " + promql_number(busy_pcie) +
+                "\n  or\n  DCGM_FI_PROF_PCIE_RX_BYTES / " + peak + " >= " + promql_number(busy_pcie) + "\n)";
   } else {
-    // The link `gpulens calibrate` measured the peak on is the baseline
-    // where the agent has a calibration file; the link's maximum otherwise
-    // (`or` keeps the calibrated series and adds the maximum of GPUs without).
-    link_expr = "(\n  gpu_pcie_link_generation\n  / (gpu_pcie_link_generation_calibrated or gpu_pcie_link_generation_max) < 1\n"
-                "  or\n  gpu_pcie_link_width\n  / (gpu_pcie_link_width_calibrated or gpu_pcie_link_width_max) < 1\n)\n"
-                "and\ngpu_utilization_ratio > " +
-                promql_number(busy);
+    link_expr = "(\n  gpu_pcie_link_generation / gpu_pcie_link_generation_max < 1\n"
+                "  or\n  gpu_pcie_link_generation / gpu_pcie_link_generation_calibrated < 1\n"
+                "  or\n  gpu_pcie_link_width / gpu_pcie_link_width_max < 1\n"
+                "  or\n  gpu_pcie_link_width / gpu_pcie_link_width_calibrated < 1\n)\n"
+                "and\n(\n  gpu_utilization_ratio >= " + promql_number(busy) +
+                "\n  or\n  gpu_pcie_tx_bandwidth_util_ratio >= " + promql_number(busy_pcie) +
+                "\n  or\n  gpu_pcie_rx_bandwidth_util_ratio >= " + promql_number(busy_pcie) + "\n)";
   }
-  const std::string baseline = v.dcgm ? "maximum" : "calibrated (else maximum)";
+  const std::string baseline = v.dcgm ? "maximum" : "maximum or calibrated";
   r.push_back(alert(o, "GPUPCIeLinkDegraded", "warning", link_expr, link_for,
                     v.short_who + ": PCIe link below its " + baseline + " generation or width",
                     v.who + " has trained its PCIe link at {{ $value | humanizePercentage }} of its " + baseline +
-                        " generation or width while busy (utilisation above " + pct(busy) + ") for more than " +
+                        " generation or width while in use (utilisation at least " + pct(busy) +
+                        " or PCIe traffic at least " + pct(busy_pcie) + " of its peak) for more than " +
                         dur(link_for) + "; reseat or check the slot and riser."));
 
   const int64_t lost_for = o.duration_ms("gpu_lost.for");
