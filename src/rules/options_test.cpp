@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "diagnose/thresholds.h"
+
 namespace gpulens::rules {
 namespace {
 
@@ -78,6 +80,16 @@ TEST(LoadRuleOptions, ErrorsNameFileLineAndKey) {
   s = load_rule_options("rules: {a: 1\n", "cfg.yaml", o);
   EXPECT_THAT(s.message(), HasSubstr("invalid YAML"));
   EXPECT_TRUE(load_rule_options("", "empty.yaml", o).is_ok());
+}
+
+TEST(RuleOptions, PcieLinkDegradedDefaultsAreTheDiagnosisThresholds) {
+  // One definition of a degraded link (diagnose/pcie_link.h): the alert
+  // starts from the diagnosis rule's numbers.
+  const diagnose::Thresholds th;
+  const RuleOptions o = RuleOptions::defaults();
+  EXPECT_EQ(o.number("pcie_link_degraded.busy_threshold"), th.link_busy_util);
+  EXPECT_EQ(o.number("pcie_link_degraded.busy_pcie_threshold"), th.link_busy_pcie);
+  EXPECT_EQ(o.duration_ms("pcie_link_degraded.for"), th.link_degraded_for_ms);
 }
 
 }  // namespace
