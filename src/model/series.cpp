@@ -1,6 +1,7 @@
 // Series numbering and label rendering.
 #include "model/series.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace gpulens {
@@ -174,6 +175,26 @@ int SeriesRegistry::gpu_count() const { return static_cast<int>(gpus_.size()); }
 
 size_t SeriesRegistry::count() const { return series_.size(); }
 
+size_t SeriesRegistry::live_count() const { return series_.size() - free_.size(); }
+
+std::vector<uint32_t> SeriesRegistry::release_locked(const std::vector<uint32_t>& candidates) {
+  std::vector<uint32_t> freed;
+  for (uint32_t slot : candidates) {
+    if (slot >= series_.size() || looked_up_[slot]) continue;
+    Series& s = series_[slot];
+    if (s.gpu == kFreedEntity) continue;  // already free
+    key_into(key_buf_, s.field, s.gpu, s.extra);
+    index_.erase(key_buf_);
+    auto& of = by_field_[static_cast<size_t>(s.field)];
+    std::erase(of, slot);
+    s = Series{s.field, kFreedEntity, {}, {}};
+    free_.push_back(slot);
+    freed.push_back(slot);
+  }
+  std::fill(looked_up_.begin(), looked_up_.end(), uint8_t{0});
+  return freed;
+}
+
 void SeriesRegistry::key_into(std::string& out, FieldId field, int gpu, std::string_view extra) {
   out.clear();
   char buf[16];
@@ -191,7 +212,10 @@ uint32_t SeriesRegistry::slot(FieldId field, int gpu, std::string_view extra) {
   // take the lock for the whole call (uncontended: one lock per value).
   std::lock_guard lock(mu_);
   key_into(key_buf_, field, gpu, extra);
-  if (auto it = index_.find(std::string_view(key_buf_)); it != index_.end()) return it->second;
+  if (auto it = index_.find(std::string_view(key_buf_)); it != index_.end()) {
+    looked_up_[it->second] = 1;
+    return it->second;
+  }
 
   Series s{field, gpu, std::string(extra), {}};
   const FieldDef& def = gpulens::field(field);
@@ -207,8 +231,19 @@ uint32_t SeriesRegistry::slot(FieldId field, int gpu, std::string_view extra) {
     if (!s.labels.empty()) s.labels += ',';
     s.labels += extra;
   }
-  uint32_t slot = static_cast<uint32_t>(series_.size());
-  series_.push_back(std::move(s));
+  uint32_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+    series_[slot] = std::move(s);
+    ++generation_[slot];
+  } else {
+    slot = static_cast<uint32_t>(series_.size());
+    series_.push_back(std::move(s));
+    looked_up_.push_back(0);
+    generation_.push_back(0);
+  }
+  looked_up_[slot] = 1;
   by_field_[static_cast<size_t>(field)].push_back(slot);
   index_.emplace(key_buf_, slot);
   return slot;

@@ -3,7 +3,11 @@
 // A series is a field plus the entity it describes (a GPU index, or the node)
 // plus any extra labels ("link=\"3\"", "mode=\"user\""), kept pre-escaped in
 // exposition form. The registry gives every distinct series a dense slot
-// number once, for the life of the process, and keeps the labels the GPU
+// number, and keeps it until release_locked() frees it (the history does so
+// for series gone longer than its window: processes and pushers come and go,
+// and their slots must not pile up); a freed slot is reused by the next new
+// series, with its generation() raised so per-slot caches can tell. It keeps
+// the labels the GPU
 // scope adds (gpu, gpu_uuid, gpu_name) and the per-GPU label set of
 // dcgm-exporter's names. Frames, the exporter and the history
 // index their arrays by slot, so the hot paths never hash strings.
@@ -14,7 +18,10 @@
 //
 // Thread-safety: slot() and set_gpu() take an internal lock to append; read
 // accessors (series(), count()) are safe under lock() or from the thread that
-// appends. Slots and their metadata never move once created.
+// appends. Slots' metadata never moves in memory; it changes only when a freed
+// slot is reused, under the lock. A slot number held across calls without a
+// slot() lookup is valid while its series is present in the live store or was
+// looked up since the previous release_locked().
 #pragma once
 
 #include <bitset>
@@ -32,6 +39,7 @@
 namespace gpulens {
 
 inline constexpr int kNodeEntity = -1;  // the "gpu" of node-scoped series
+inline constexpr int kFreedEntity = -2; // the "gpu" of a freed slot (release_locked)
 
 struct GpuIdentity {
   std::string uuid;
@@ -111,8 +119,19 @@ class SeriesRegistry {
   // The slot of (field, gpu, extra), created on first use.
   uint32_t slot(FieldId field, int gpu, std::string_view extra = {});
 
+  // Slots handed out so far, freed ones included (the bound of slot numbers).
   size_t count() const;
+  // Slots in use: count() less the freed ones.
+  size_t live_count() const;
   const Series& series(uint32_t slot) const { return series_[slot]; }
+  // Raised each time `slot` is reused for another series (0 at creation).
+  // Call under mutex().
+  uint32_t generation(uint32_t slot) const { return generation_[slot]; }
+  // Frees those of `candidates` that no slot() call returned since the
+  // previous release_locked() (a source may still be about to publish the
+  // others), forgets every lookup mark, and returns the freed slots. Call
+  // under mutex(). A freed slot is absent from slots_of() until reused.
+  std::vector<uint32_t> release_locked(const std::vector<uint32_t>& candidates);
   // Slots of one field, in creation order.
   const std::vector<uint32_t>& slots_of(FieldId field) const {
     return by_field_[static_cast<size_t>(field)];
@@ -130,6 +149,9 @@ class SeriesRegistry {
   std::deque<Series> series_;
   std::vector<uint32_t> by_field_[kFieldCount];
   std::unordered_map<std::string, uint32_t, KeyHash, std::equal_to<>> index_;
+  std::vector<uint32_t> free_;           // freed slots, reused last in first out
+  std::vector<uint8_t> looked_up_;       // per slot: returned by slot() since the last release
+  std::vector<uint32_t> generation_;     // per slot
   void rebuild_dcgm_labels_locked();
 
   std::vector<GpuIdentity> gpus_;

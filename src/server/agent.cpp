@@ -156,6 +156,10 @@ void Agent::publish_self(int64_t now_ms) {
 void Agent::run_recorder() {
   const int64_t interval = options_.interval_ms;
   int64_t next = wall_ms() + interval / 2;  // between source ticks
+  // Series gone for a whole history window (exited processes, expired push
+  // groups) give back their slots about once a minute.
+  const int64_t reclaim_every = std::max<int64_t>(1, 60'000 / std::max<int64_t>(interval, 1));
+  int64_t records = 0;
   std::unique_lock lock(stop_mu_);
   while (!stopping_) {
     const int64_t now = wall_ms();
@@ -166,6 +170,7 @@ void Agent::run_recorder() {
     lock.unlock();
     publish_self(now);
     history_->record(registry_, live_, now);
+    if (++records % reclaim_every == 0) history_->reclaim(registry_, live_);
     for (auto& cb : hooks_.on_record) cb(now);
     lock.lock();
     next += interval;

@@ -94,9 +94,11 @@ void history_json(Agent& agent, const ServerRequest& req, ServerResponse& res) {
                                 std::to_string(kMaxPointsPerSeries) + ": raise step");
   }
 
-  struct Pick {
+  struct Pick {  // copied under the lock: a slot freed meanwhile may take another series
     uint32_t slot;
-    const Series* series;
+    FieldId field;
+    int gpu;
+    std::string extra;
   };
   std::vector<Pick> picks;
   {
@@ -105,7 +107,7 @@ void history_json(Agent& agent, const ServerRequest& req, ServerResponse& res) {
       for (uint32_t s : agent.registry().slots_of(id)) {
         const Series& series = agent.registry().series(s);
         if (gpu_filter != -2 && series.gpu != gpu_filter) continue;
-        picks.push_back({s, &series});
+        picks.push_back({s, series.field, series.gpu, series.extra});
       }
     }
   }
@@ -144,11 +146,11 @@ void history_json(Agent& agent, const ServerRequest& req, ServerResponse& res) {
     });
     if (i) out += ',';
     out += "{\"name\":";
-    append_json_string(out, field(picks[i].series->field).name);
+    append_json_string(out, field(picks[i].field).name);
     out += ",\"gpu\":";
-    append_json_string(out, picks[i].series->gpu < 0 ? "node" : std::to_string(picks[i].series->gpu));
+    append_json_string(out, picks[i].gpu < 0 ? "node" : std::to_string(picks[i].gpu));
     out += ",\"labels\":";
-    append_json_string(out, picks[i].series->extra);
+    append_json_string(out, picks[i].extra);
     out += ",\"values\":[";
     for (size_t k = 0; k < n; ++k) {
       if (k) out += ',';

@@ -20,12 +20,17 @@ void History::record(const SeriesRegistry& registry, const LiveStore& live, int6
     last_raw_.resize(n, std::numeric_limits<double>::quiet_NaN());
     last_raw_ms_.resize(n, 0);
     last_rate_.resize(n, kAbsent);
+    absent_.resize(n, 0);
   }
   for (uint32_t s = 0; s < n; ++s) {
     auto& ring = rings_[s];
-    if (ring.empty()) ring.assign(capacity_, kAbsent);
+    if (ring.empty()) {
+      if (!live.present(s)) continue;  // never present, or freed by reclaim(): nothing to keep
+      ring.assign(capacity_, kAbsent);
+    }
     float out = kAbsent;
     if (live.present(s)) {
+      absent_[s] = 0;
       const double v = live.value(s);
       if (field(registry.series(s).field).type == MetricType::kCounter) {
         const int64_t t = live.time_ms(s);
@@ -46,16 +51,35 @@ void History::record(const SeriesRegistry& registry, const LiveStore& live, int6
     } else {
       last_raw_[s] = std::numeric_limits<double>::quiet_NaN();
       last_raw_ms_[s] = 0;
+      if (absent_[s] < capacity_) ++absent_[s];
     }
     ring[head_] = out;
   }
   // Slots beyond the live store's size are absent at this record.
   for (size_t s = n; s < rings_.size(); ++s) {
     if (!rings_[s].empty()) rings_[s][head_] = kAbsent;
+    if (absent_[s] < capacity_) ++absent_[s];
   }
   times_[head_] = now_ms;
   head_ = (head_ + 1) % capacity_;
   if (count_ < capacity_) ++count_;
+}
+
+size_t History::reclaim(SeriesRegistry& registry, const LiveStore& live) {
+  std::scoped_lock lock(registry.mutex(), live.mutex(), mu_);
+  std::vector<uint32_t> gone;
+  for (uint32_t s = 0; s < rings_.size(); ++s) {
+    if (!rings_[s].empty() && absent_[s] >= capacity_ && !live.present(s)) gone.push_back(s);
+  }
+  const std::vector<uint32_t> freed = registry.release_locked(gone);
+  for (uint32_t s : freed) {
+    std::vector<float>().swap(rings_[s]);  // reallocated when the slot is reused
+    last_raw_[s] = std::numeric_limits<double>::quiet_NaN();
+    last_raw_ms_[s] = 0;
+    last_rate_[s] = kAbsent;
+    absent_[s] = 0;
+  }
+  return freed.size();
 }
 
 void History::read(uint32_t slot, int64_t from_ms, int64_t to_ms,

@@ -7,7 +7,10 @@
 //
 // Memory bound: 4 bytes x series x capacity + 8 bytes x capacity. With the
 // default capacity (one hour at 1 s = 3600 records) and the ~700 series of an
-// 8-GPU node that is about 10 MiB.
+// 8-GPU node that is about 10 MiB. "Series" counts those seen within the
+// window: reclaim() frees the ring and the registry slot of every series
+// absent for a whole window (an exited process, an expired push group), so
+// churning pids and pods do not add up.
 //
 //   History h(3600);
 //   h.record(registry, live, now_ms);
@@ -37,6 +40,12 @@ class History {
   void read(uint32_t slot, int64_t from_ms, int64_t to_ms,
             const std::function<void(int64_t t_ms, float value)>& visit) const;
 
+  // Frees the ring and the registry slot (SeriesRegistry::release_locked) of
+  // every series absent from the last capacity() records, unless a source
+  // looked it up since the previous reclaim; returns how many were freed.
+  // The agent calls it about once a minute.
+  size_t reclaim(SeriesRegistry& registry, const LiveStore& live);
+
   // The record times with from_ms <= t <= to_ms, oldest first.
   std::vector<int64_t> times(int64_t from_ms, int64_t to_ms) const;
 
@@ -54,6 +63,7 @@ class History {
   std::vector<double> last_raw_;            // counters: previous raw value
   std::vector<int64_t> last_raw_ms_;
   std::vector<float> last_rate_;
+  std::vector<uint32_t> absent_;            // per slot: records since it was last present
   size_t head_ = 0;                         // next write position
   size_t count_ = 0;
 };

@@ -161,6 +161,7 @@ void RemoteWriter::enqueue_snapshot(int64_t now_ms) {
   if (labels_.size() < n) {
     labels_.resize(n);
     labels_built_.resize(n, 0);
+    labels_gen_.resize(n, 0);
     last_ts_.resize(n, INT64_MIN);
     was_present_.resize(n, 0);
   }
@@ -172,19 +173,32 @@ void RemoteWriter::enqueue_snapshot(int64_t now_ms) {
     queue_.push_back(e);
   };
   for (uint32_t slot = 0; slot < n; ++slot) {
+    const Series& s = registry_.series(slot);
+    if (s.gpu == kFreedEntity) continue;
+    if (labels_built_[slot] && labels_gen_[slot] != registry_.generation(slot)) {
+      // The slot was freed (its series gone for a whole history window) and
+      // now holds another series: what is still queued under the old labels
+      // (older than the window: the receiver has been down that long) is
+      // dropped, never sent under the new ones.
+      stats_.dropped += std::erase_if(queue_, [slot](const Entry& e) { return e.slot == slot; });
+      labels_built_[slot] = 0;
+      labels_[slot].reset();
+      last_ts_[slot] = INT64_MIN;
+      was_present_[slot] = 0;
+    }
     if (!labels_built_[slot]) {
       labels_built_[slot] = 1;
-      const Series& s = registry_.series(slot);
+      labels_gen_[slot] = registry_.generation(slot);
       if (field(s.field).native) {
         Result<prompb::LabelPairs> l = remote_labels(s, options_.external_labels);
         if (l) {
-          labels_[slot] = prompb::encode_labels(*l);
+          labels_[slot] = std::make_shared<const std::string>(prompb::encode_labels(*l));
         } else {
           stats_.last_error = l.status().message();
         }
       }
     }
-    if (labels_[slot].empty()) continue;
+    if (!labels_[slot] || labels_[slot]->empty()) continue;
     if (live_.present(slot)) {
       int64_t ts = live_.time_ms(slot);
       if (ts > last_ts_[slot]) {
@@ -204,7 +218,7 @@ void RemoteWriter::enqueue_snapshot(int64_t now_ms) {
 }
 
 SendResult RemoteWriter::send_once() {
-  std::vector<const std::string*> labels;
+  std::vector<std::shared_ptr<const std::string>> labels;
   {
     std::lock_guard lock(mu_);
     if (inflight_.empty()) {
@@ -217,8 +231,8 @@ SendResult RemoteWriter::send_once() {
       // (the queue is in time order per series, and the sort is stable).
       std::stable_sort(inflight_.begin(), inflight_.end(),
                        [](const Entry& a, const Entry& b) { return a.slot < b.slot; });
-      // Deque elements do not move when it grows, so the pointers outlive the lock.
-      for (const Entry& e : inflight_) labels.push_back(&labels_[e.slot]);
+      // Shared, so the labels outlive the lock even if the slot is reused meanwhile.
+      for (const Entry& e : inflight_) labels.push_back(labels_[e.slot]);
     }
   }
   if (inflight_body_.empty()) {

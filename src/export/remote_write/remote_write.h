@@ -163,8 +163,11 @@ class RemoteWriter {
   std::deque<Entry> queue_;
   std::vector<Entry> inflight_;         // popped batch being sent (sender thread only)
   std::string inflight_body_;           // its encoded body, reused on retry
-  std::deque<std::string> labels_;      // per slot: encoded labels; empty = not exportable
+  // Per slot: encoded labels, null or empty = not exportable; shared with a
+  // batch being encoded, so a reused slot's new labels never change it.
+  std::vector<std::shared_ptr<const std::string>> labels_;
   std::vector<uint8_t> labels_built_;   // per slot
+  std::vector<uint32_t> labels_gen_;    // per slot: the registry generation they were built for
   std::vector<int64_t> last_ts_;        // per slot: last queued timestamp
   std::vector<uint8_t> was_present_;    // per slot, at the last snapshot
   RemoteWriteStats stats_;

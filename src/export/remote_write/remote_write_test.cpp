@@ -406,3 +406,53 @@ TEST(HttpSender, AnswerWithoutRetryAfterHasNone) {
 
 }  // namespace
 }  // namespace gpulens
+
+namespace gpulens {
+namespace {
+
+// A slot the registry freed and gave to another series (a process that exited
+// an hour ago, a new one now) is sent under the new series' labels; what was
+// still queued for the old one is dropped, never relabelled.
+TEST(RemoteWriter, ReusedSlotIsSentUnderItsNewLabels) {
+  Fixture fx;
+  auto w = fx.writer({});
+  auto publish_pid = [&](int pid, int64_t t) {
+    Frame f(fx.reg);
+    f.clear(t);
+    f.set(FieldId::kGpuProcessMemoryUsed, 0, "pid=\"" + std::to_string(pid) + "\"", pid);
+    fx.live.publish(fx.source, f);
+  };
+  publish_pid(1, 1000);
+  w->enqueue_snapshot(1000);
+  ASSERT_EQ(w->send_once().outcome, Outcome::kOk);
+  publish_pid(1, 2000);
+  w->enqueue_snapshot(2000);  // queued, not sent yet
+  Frame none(fx.reg);
+  none.clear(3000);
+  fx.live.publish(fx.source, none);  // pid 1 exits
+  {
+    std::lock_guard lock(fx.reg.mutex());
+    const uint32_t slot = 0;
+    fx.reg.release_locked({slot});                   // looked up above: kept, marks cleared
+    ASSERT_EQ(fx.reg.release_locked({slot}).size(), 1u);
+  }
+  publish_pid(2, 4000);
+  ASSERT_EQ(fx.reg.slot(FieldId::kGpuProcessMemoryUsed, 0, "pid=\"2\""), 0u);
+  w->enqueue_snapshot(4000);
+  while (w->stats().queued > 0) ASSERT_EQ(w->send_once().outcome, Outcome::kOk);
+  std::map<std::string, std::vector<double>> by_pid;
+  for (const auto& ts : fx.shared->accepted) {
+    for (const auto& [k, v] : ts.labels) {
+      if (k == "pid") {
+        for (const auto& s : ts.samples) by_pid[v].push_back(s.value);
+      }
+    }
+  }
+  EXPECT_EQ(by_pid["1"], (std::vector<double>{1}));
+  ASSERT_EQ(by_pid["2"].size(), 1u);  // pid 2's sample, under pid 2's labels
+  EXPECT_EQ(by_pid["2"][0], 2);
+  EXPECT_GE(w->stats().dropped, 1u);  // pid 1's queued sample
+}
+
+}  // namespace
+}  // namespace gpulens
