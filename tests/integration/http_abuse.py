@@ -176,11 +176,14 @@ def case_slow_headers(n=600, seconds=14):
     grown = rss_mib() - base
     print(f"slow headers: {n} connections dripping 1 byte / 2 s for {seconds} s; slowest scrape {worst * 1000:.0f} ms; "
           f"{dropped} dropped; RSS +{grown:.1f} MiB")
+    if grown > 16:
+        fail(f"slow headers: RSS grew {grown:.1f} MiB")
     if dropped < n * 0.9:
         fail(f"slow headers: only {dropped} of {n} dripping connections were dropped")
 
 
 def case_big_head():
+    base = rss_mib()
     s = connect()
     s.sendall(b"GET /metrics HTTP/1.1\r\nX: " + b"a" * MIB + b"\r\n\r\n")
     line = read_all(s).split(b"\r\n", 1)[0]
@@ -193,14 +196,46 @@ def case_big_head():
     s.close()
     if b"414" not in line:
         fail(f"100 KB URL answered {line!r}")
-    print("big head: 1 MB header line -> 431, 100 KB URL -> 414")
+    grown = rss_mib() - base
+    print(f"big head: 1 MB header line -> 431, 100 KB URL -> 414; RSS +{grown:.1f} MiB")
+    if grown > 16:
+        fail(f"big head: RSS grew {grown:.1f} MiB")
+
+
+def case_statuses():
+    # The other bounds, each 200 times (so a leak would show): too many header
+    # lines (431), a body over the route's limit announced on a GET and on a
+    # POST (413, before a byte of it is read), a malformed request line (400).
+    cases = [
+        (b"GET /metrics HTTP/1.1\r\n" + b"X-A: b\r\n" * 150 + b"\r\n", b"431"),
+        (b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1048576\r\n\r\n", b"413"),
+        (b"POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 104857600\r\n\r\n", b"413"),
+        (b"\x16\x03\x01 not http\r\n\r\n", b"400"),
+    ]
+    base = rss_mib()
+    for req, want in cases:
+        for _ in range(200):
+            s = connect()
+            s.sendall(req)
+            line = read_all(s, limit=256, timeout=5).split(b"\r\n", 1)[0]
+            s.close()
+            if want not in line:
+                fail(f"{req[:40]!r}... answered {line!r}, not {want.decode()}")
+    grown = rss_mib() - base
+    check_scrape("statuses")
+    print(f"statuses: 150 header lines -> 431, 1 MiB body on GET -> 413, 100 MiB body on POST -> 413, "
+          f"garbage -> 400, 200 times each; RSS +{grown:.1f} MiB")
+    if grown > 16:
+        fail(f"statuses: RSS grew {grown:.1f} MiB")
 
 
 def case_connection_flood():
     # 600 idle connections: the 513th and later are not closed without a
     # status line, and a scrape still gets through.
+    base = rss_mib()
     conns = [connect() for _ in range(600)]
     time.sleep(0.5)
+    grown = rss_mib() - base
     secs = check_scrape("connection flood")
     silent = 0
     for s in conns:
@@ -214,12 +249,16 @@ def case_connection_flood():
         except OSError:
             silent += 1
         s.close()
-    print(f"connection flood: 600 idle connections, scrape in {secs * 1000:.0f} ms, {silent} closed silently (idle ones evicted)")
+    print(f"connection flood: 600 idle connections, scrape in {secs * 1000:.0f} ms, {silent} closed silently "
+          f"(idle ones evicted); RSS +{grown:.1f} MiB")
+    if grown > 16:
+        fail(f"connection flood: RSS grew {grown:.1f} MiB")
 
 
 check_scrape("before")
 start_peak = peak_mib()
 case_big_head()
+case_statuses()
 case_pipelined()
 case_partial_bodies()
 case_connection_flood()
