@@ -598,15 +598,22 @@ void HttpServer::run() {
   };
 
   // The connection to drop for a new one: one lingering after an error
-  // answer, else the one idle longest, else the one whose head has been
-  // arriving longest; null when every connection has a request in progress.
+  // answer, else the one idle longest that never completed a request, else
+  // the one whose head has been arriving longest, and only then a kept-alive
+  // connection between two requests it completed (a scraper's, which a flood
+  // of slow clients must not cost its connection); null when every
+  // connection has a request in progress.
   auto pick_victim = [&]() -> Conn* {
     Conn* best = nullptr;
     int best_rank = 0;
     for (auto& [fd, cp] : conns) {
       Conn& c = *cp;
       if (c.pending() > 0) continue;
-      int rank = c.phase == Phase::kLinger ? 3 : c.close_after ? 0 : c.phase == Phase::kIdle ? 2 : c.phase == Phase::kHead ? 1 : 0;
+      int rank = c.phase == Phase::kLinger ? 4
+                 : c.close_after          ? 0
+                 : c.phase == Phase::kIdle ? (c.served ? 1 : 3)
+                 : c.phase == Phase::kHead ? 2
+                                           : 0;
       if (rank == 0) continue;
       if (!best || rank > best_rank || (rank == best_rank && c.since < best->since)) {
         best = &c;

@@ -18,8 +18,10 @@
 //     for 30 s is dropped;
 //   - connections: at most 512. When full, a new connection takes the place
 //     of the one that has waited longest without sending a complete request
-//     (idle keep-alive first, then slow heads), so a scraper always gets
-//     through; at most 512 - 64 connections may be uploading bodies at once
+//     (connections that never sent one first, then slow heads, and only then
+//     kept-alive connections between requests they completed, so a
+//     scraper's connection survives a flood of slow clients), so a scraper
+//     always gets through; at most 512 - 64 connections may be uploading bodies at once
 //     (the reserved 64 are for scrapes). A connection that finds every slot
 //     busy with requests in progress gets "503 Service Unavailable", never a
 //     silent close.

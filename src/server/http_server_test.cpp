@@ -302,6 +302,30 @@ TEST(HttpServer, FullServerEvictsTheLongestWaitingHead) {
   EXPECT_LE(b.server.stats().open, 8u);
 }
 
+// A flood of slow and silent clients takes the places of one another, not
+// that of a scraper's kept-alive connection between two scrapes.
+TEST(HttpServer, FullServerKeepsAScrapersKeptAliveConnection) {
+  HttpServerOptions o = fast();
+  o.header_timeout_ms = 10000;
+  o.idle_timeout_ms = 10000;
+  o.max_connections = 8;
+  o.reserved_connections = 2;
+  Bounded b(o);
+  Client scraper(b.server.port());
+  scraper.send_all("GET /metrics HTTP/1.1\r\n\r\n");
+  ASSERT_NE(scraper.read(3000, "xxx").find("200 OK"), std::string::npos);
+  std::vector<std::unique_ptr<Client>> flood;
+  for (int i = 0; i < 30; ++i) {
+    flood.push_back(std::make_unique<Client>(b.server.port()));
+    if (i % 2 == 0) flood.back()->send_all("GET /slow HT");  // the others send nothing
+  }
+  flood.back()->read(200);
+  EXPECT_GE(b.server.stats().evicted, 20u);
+  scraper.send_all("GET /metrics HTTP/1.1\r\n\r\n");
+  std::string got = scraper.read(3000, "xxx");
+  EXPECT_NE(got.find("200 OK"), std::string::npos) << "the scraper's connection was dropped: " << got;
+}
+
 TEST(HttpServer, FullOfWorkAnswers503WithAStatusLine) {
   HttpServerOptions o = fast();
   o.body_timeout_ms = 10000;
