@@ -41,6 +41,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -415,6 +416,9 @@ def main():
     ap.add_argument("--rss-cap", type=float, default=256, help="MiB the agent's peak RSS must stay under (--check)")
     args = ap.parse_args()
     duration, sample, restart = seconds(args.duration), seconds(args.sample), seconds(args.restart)
+    # Stopped early (SIGTERM, SIGINT): stop the agent and the receiver too.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: sys.exit(143))
 
     work = tempfile.mkdtemp(prefix="gpulens-soak-")
     port, rport = free_port(), free_port()

@@ -1,6 +1,7 @@
 // History -> SignalSet: native names and exposition-form labels, parsed back.
 #include "diagnose/live_input.h"
 
+#include <cstdint>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -64,8 +65,30 @@ SignalSet signals_from_history(const SeriesRegistry& registry, const History& hi
   SignalSetBuilder builder;
   std::vector<LabelPair> views;
   for (const SlotInfo& si : slots) {
+    // At most one point per second, the mean of the samples in it at the
+    // time of its newest: the rules look at minutes, and at 100 ms sampling
+    // a copy of every sample of the 30-minute window (18,000 per series)
+    // took the agent's memory past its 256 MiB limit at each diagnosis.
     diagnose::Series points;
-    history.read(si.slot, from_ms, to_ms, [&](int64_t t, float v) { points.push_back({t, v}); });
+    int64_t second = INT64_MIN, last_t = 0;
+    double sum = 0;
+    int n = 0;
+    auto flush = [&] {
+      if (n) points.push_back({last_t, sum / n});
+    };
+    history.read(si.slot, from_ms, to_ms, [&](int64_t t, float v) {
+      const int64_t s = t >= 0 ? t / 1000 : (t - 999) / 1000;
+      if (s != second) {
+        flush();
+        second = s;
+        sum = 0;
+        n = 0;
+      }
+      sum += v;
+      ++n;
+      last_t = t;
+    });
+    flush();
     if (points.empty()) continue;
     views.clear();
     for (const auto& [k, v] : si.labels) views.emplace_back(k, v);

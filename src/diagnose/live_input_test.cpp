@@ -49,5 +49,31 @@ TEST(Live, StarvedGpuOnASaturatedHostIsInputPipeline) {
   EXPECT_EQ(gr.findings[0].cause, "input_pipeline");
 }
 
+// At 100 ms sampling the diagnosis reads one point per second, the mean of
+// its ten samples: the copy of a 30-minute window stays a tenth of the
+// samples (it took the agent past its memory limit), and values are kept.
+TEST(Live, SubSecondSamplesAreReadAsOnePointPerSecond) {
+  SeriesRegistry reg;
+  reg.set_gpu(0, {.uuid = "GPU-live", .name = "NVIDIA H100 80GB HBM3", .pci_bus_id = "", .serial = ""});
+  LiveStore live;
+  const int src = live.add_source("sim", true);
+  Frame frame{reg};
+  History history(1000);
+  const int64_t t0 = 1'764'410'400'000;
+  for (int i = 0; i < 600; ++i) {  // 60 s at 100 ms; SM active alternates 0.1 and 0.3
+    const int64_t t = t0 + i * 100;
+    frame.clear(t);
+    frame.set(FieldId::kGpuSmActive, 0, i % 2 ? 0.3 : 0.1);
+    live.publish(src, frame);
+    history.record(reg, live, t);
+  }
+  const SignalSet set = signals_from_history(reg, history, t0, t0 + 60'000);
+  const Series& sm = set.hosts.at(0).gpus.at(0).sig(GpuSig::kSmActive);
+  ASSERT_EQ(sm.size(), 60u);
+  for (const Point& p : sm) EXPECT_NEAR(p.v, 0.2, 1e-6);
+  EXPECT_EQ(sm.front().t_ms, t0 + 900);  // the newest sample of its second
+  EXPECT_EQ(sm.back().t_ms, t0 + 59'900);
+}
+
 }  // namespace
 }  // namespace gpulens::diagnose
