@@ -31,7 +31,7 @@ start=$(( $(date +%s) / 3600 * 3600 - 3 * 3600 ))
 python3 "$src/tests/data/recordings/gen.py" "$tmp/rec" --start "$start"
 mkdir -p "$tmp/data"
 # Two hosts' worth of data: one recording per case under its own host name.
-for rec in input_pipeline_cpu_15s thermal_throttle_60s; do
+for rec in input_pipeline_cpu_15s thermal_throttle_60s mig_15s; do
   host=${rec%%_[0-9]*}
   sed -e "s/Hostname=\"node1\"/Hostname=\"$host\"/" -e "s/instance=\"node1:/instance=\"$host:/" \
     "$tmp/rec/$rec.om" > "$tmp/$rec.om"
@@ -61,7 +61,13 @@ python3 - "$tmp/out.json" <<'PY' || fail "unexpected report: $(head -c 2000 "$tm
 import json, sys
 r = json.load(open(sys.argv[1]))
 hosts = {h["host"]: h for h in r["hosts"]}
-assert set(hosts) == {"input_pipeline_cpu", "thermal_throttle"}, hosts.keys()
+assert set(hosts) == {"input_pipeline_cpu", "thermal_throttle", "mig"}, hosts.keys()
+# MIG: each GPU instance on its own, out of Prometheus as out of a file.
+mig = {g["gpu"]: g for g in hosts["mig"]["gpus"]}
+assert set(mig) == {"0/gi1", "0/gi2"}, mig.keys()
+assert mig["0/gi1"]["findings"][0]["cause"] == "idle", mig["0/gi1"]
+assert mig["0/gi1"]["mig"] == {"gpu": "0", "gpu_instance_id": "1", "profile": "3g.40gb", "uuid": ""}, mig["0/gi1"]
+assert not [f for f in mig["0/gi2"]["findings"] if f["severity"] != "info"], mig["0/gi2"]
 for g in hosts["input_pipeline_cpu"]["gpus"]:
     assert g["findings"] and g["findings"][0]["cause"] == "input_pipeline", g
     ev = {e["signal"] for e in g["findings"][0]["evidence"]}

@@ -242,6 +242,25 @@ def build(case, step, duration, start):
         gpu_block(rec, 0, rnd, util=0.0, sm=0.0, occ=0.0, tensor=0.0, dram=0.0, pcie_rx=0, pcie_tx=0,
                   fb_used=30000)
         host_block(rec, rnd, cpu_busy=0.02)
+    elif case == "mig":
+        # dcgm-exporter on an A100 in MIG mode: every series per GPU instance
+        # (GPU_I_PROFILE, GPU_I_ID), the GPU's temperature, power and XID
+        # repeated on each; no whole-GPU utilisation. Instance 1 holds memory
+        # and runs nothing, instance 2 is busy and well.
+        base = 'gpu="0",UUID="GPU-0000",device="nvidia0",modelName="NVIDIA A100-SXM4-80GB"'
+        for gi, profile, gr, sm, used in ((1, "3g.40gb", 0.0, 0.0, 20000), (2, "4g.40gb", 0.9, 0.8, 30000)):
+            L = f'{base},GPU_I_PROFILE="{profile}",GPU_I_ID="{gi}",Hostname="node1"'
+            rec.add("DCGM_FI_DEV_GPU_TEMP", L, gauge(n, 55, 1, rnd))
+            rec.add("DCGM_FI_DEV_POWER_USAGE", L, gauge(n, 250, 5, rnd))
+            rec.add("DCGM_FI_DEV_XID_ERRORS", L, gauge(n, 0))
+            rec.add("DCGM_FI_DEV_FB_USED", L, gauge(n, used))
+            rec.add("DCGM_FI_DEV_FB_FREE", L, [40000 - v for v in gauge(n, used)])
+            rec.add("DCGM_FI_PROF_GR_ENGINE_ACTIVE", L, gauge(n, gr, 0.02 if gr else 0.0, rnd))
+            rec.add("DCGM_FI_PROF_SM_ACTIVE", L, gauge(n, sm, 0.02 if sm else 0.0, rnd))
+            rec.add("DCGM_FI_PROF_SM_OCCUPANCY", L, gauge(n, 0.5 if gr else 0.0))
+            rec.add("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", L, gauge(n, 0.5 if gr else 0.0))
+            rec.add("DCGM_FI_PROF_DRAM_ACTIVE", L, gauge(n, 0.4 if gr else 0.0))
+        host_block(rec, rnd)
     else:
         raise SystemExit("unknown case " + case)
     return rec
@@ -265,6 +284,7 @@ CASES = [
     ("pcie_idle_downshift", 60, 2400, "-"),
     ("hardware_errors", 60, 2400, "hardware_errors@2"),
     ("idle", 1, 180, "idle"),
+    ("mig", 15, 1200, "idle@0/gi1"),
 ]
 
 
