@@ -268,7 +268,8 @@ void judge_point_in_time(const Thresholds& th, HostReport& hr) {
 
 int64_t cause_duration_ms(std::string_view cause, const Thresholds& th) {
   if (cause == "hardware_errors") return 0;
-  if (cause == "host_transfer" || cause == "pcie_link_degraded") return th.pcie_for_ms;
+  if (cause == "host_transfer") return th.pcie_for_ms;
+  if (cause == "pcie_link_degraded") return th.link_degraded_for_ms;
   if (cause == "kernel_launch" || cause == "small_batch") return th.occupancy_for_ms;
   if (cause == "topology") return th.topology_for_ms;
   if (cause == "thermal_throttle") return th.thermal_for_ms;

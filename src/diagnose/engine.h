@@ -136,7 +136,9 @@ struct Report {
 Report diagnose(const SignalSet& set, const Thresholds& thresholds);
 
 // The duration a cause must hold before it fires (Thresholds::*_for_ms; 0
-// for hardware_errors, which fires at once).
+// for hardware_errors, which fires at once): what each rule gives its
+// findings as for_ms (point_in_time_test checks every finding of the test
+// recordings against it).
 int64_t cause_duration_ms(std::string_view cause, const Thresholds& thresholds);
 
 // Appends the hosts of `part` (a diagnosis of other hosts over the same

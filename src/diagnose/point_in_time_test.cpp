@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -169,6 +170,38 @@ TEST(PointInTime, AFileTakesItsModificationTime) {
   const Report r = diagnose(*set, Thresholds{});
   ASSERT_EQ(r.hosts.size(), 1u);
   EXPECT_TRUE(r.hosts[0].gpus[0].findings.empty());
+}
+
+// The durations a plain scrape says a cause needs are the rules' own: every
+// finding of every test recording fired or pended with that for_ms.
+TEST(PointInTime, CauseDurationsAreTheRulesDurations) {
+#ifdef GPULENS_RECORDINGS_DIR
+  std::ifstream list(std::string(GPULENS_RECORDINGS_DIR) + "/expected.txt");
+  std::string line;
+  size_t findings = 0;
+  std::set<std::string> causes;
+  while (std::getline(list, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    ReplayInfo info;
+    Result<SignalSet> set =
+        load_replay(std::string(GPULENS_RECORDINGS_DIR) + "/" + line.substr(0, line.find(' ')), info);
+    ASSERT_TRUE(set.ok()) << set.status().message();
+    const Report r = diagnose(*set, Thresholds{});
+    for (const HostReport& h : r.hosts) {
+      for (const GpuReport& g : h.gpus) {
+        for (const Finding& f : g.findings) {
+          EXPECT_EQ(f.for_ms, cause_duration_ms(f.cause, Thresholds{})) << line << " " << f.cause;
+          causes.insert(f.cause);
+          ++findings;
+        }
+      }
+    }
+  }
+  EXPECT_GT(findings, 20u);
+  EXPECT_GE(causes.size(), 12u);  // most causes are covered by the recordings
+#else
+  GTEST_SKIP() << "no recordings (python3 missing at build time)";
+#endif
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <map>
 #include <thread>
 
+#include "sources/kubelet/pod_directory.h"
 #include "sources/nvml/nvml_source.h"
 
 namespace gpulens {
@@ -153,6 +154,29 @@ TEST(Mig, AnInstanceThatGoesAwayLeavesAtTheNextDiscovery) {
   v = h.sample();
   EXPECT_EQ(count_of(v, "gpu_mig_info"), 1u);
   EXPECT_TRUE(v.contains("gpu_mig_info{0|" + mig("MIG-4g", "4g.40gb", 1, 0) + "}"));
+}
+
+// dcgm-exporter keys a MIG device's pod by its GPU instance: the kubelet's
+// owner of a MIG device labels that instance's DCGM series, and only it.
+TEST(Mig, TheKubeletOwnerOfAMigDeviceIsItsInstancesPod) {
+  pod_directory().replace({{"nvidia.com/mig-1g.10gb", "MIG-1b", "serve", "vllm-0", "server"}});
+  Harness h(
+      "gpu 0 name=\"NVIDIA H100 80GB HBM3\" uuid=GPU-aaaa gpm=off\nmig 0 mode=on\n"
+      "instance 0 gi=9 ci=0 profile=1g.10gb mem=10737418240 uuid=MIG-1a\n"
+      "instance 0 gi=10 ci=0 profile=1g.10gb mem=10737418240 uuid=MIG-1b\n"
+      "process 0 pid=991002 mem=8192 gi=10 ci=0\n");
+  ASSERT_TRUE(h.src->open(h.reg).is_ok());
+  h.sample();
+  {
+    std::lock_guard lock(h.reg.mutex());
+    EXPECT_EQ(h.reg.dcgm_mig_parts(0, 10).container, ",container=\"server\"");
+    EXPECT_EQ(h.reg.dcgm_mig_parts(0, 10).namespace_pod, ",namespace=\"serve\",pod=\"vllm-0\"");
+    EXPECT_TRUE(h.reg.dcgm_mig_parts(0, 9).container.empty());
+  }
+  pod_directory().clear();
+  h.sample();
+  std::lock_guard lock(h.reg.mutex());
+  EXPECT_TRUE(h.reg.dcgm_mig_parts(0, 10).container.empty());  // released: no pod
 }
 
 TEST(Mig, GpusWithoutMigHaveNoMigSeries) {
