@@ -93,7 +93,7 @@ def case_pipelined():
     grown = rss_mib() - base
     check_scrape("pipelined")
     s.close()
-    print(f"pipelined: 2000 unread GET /metrics, {sent} request bytes taken, RSS +{grown:.1f} MiB")
+    print(f"pipelined: 2000 unread GET /metrics, {sent} request bytes taken, RSS {grown:+.1f} MiB")
     if grown > 32:
         fail(f"pipelined: RSS grew {grown:.1f} MiB")
 
@@ -131,7 +131,7 @@ def case_partial_bodies():
     check_scrape("partial bodies")
     for s, _ in conns:
         s.close()
-    print(f"partial bodies: 300 x 1 MiB announced, unfinished; {refused} refused; RSS +{grown:.1f} MiB")
+    print(f"partial bodies: 300 x 1 MiB announced, unfinished; {refused} refused; RSS {grown:+.1f} MiB")
     if grown > 96:
         fail(f"partial bodies: RSS grew {grown:.1f} MiB")
 
@@ -175,7 +175,7 @@ def case_slow_headers(n=600, seconds=14):
         s.close()
     grown = rss_mib() - base
     print(f"slow headers: {n} connections dripping 1 byte / 2 s for {seconds} s; slowest scrape {worst * 1000:.0f} ms; "
-          f"{dropped} dropped; RSS +{grown:.1f} MiB")
+          f"{dropped} dropped; RSS {grown:+.1f} MiB")
     if grown > 16:
         fail(f"slow headers: RSS grew {grown:.1f} MiB")
     if dropped < n * 0.9:
@@ -197,7 +197,7 @@ def case_big_head():
     if b"414" not in line:
         fail(f"100 KB URL answered {line!r}")
     grown = rss_mib() - base
-    print(f"big head: 1 MB header line -> 431, 100 KB URL -> 414; RSS +{grown:.1f} MiB")
+    print(f"big head: 1 MB header line -> 431, 100 KB URL -> 414; RSS {grown:+.1f} MiB")
     if grown > 16:
         fail(f"big head: RSS grew {grown:.1f} MiB")
 
@@ -224,7 +224,7 @@ def case_statuses():
     grown = rss_mib() - base
     check_scrape("statuses")
     print(f"statuses: 150 header lines -> 431, 1 MiB body on GET -> 413, 100 MiB body on POST -> 413, "
-          f"garbage -> 400, 200 times each; RSS +{grown:.1f} MiB")
+          f"garbage -> 400, 200 times each; RSS {grown:+.1f} MiB")
     if grown > 16:
         fail(f"statuses: RSS grew {grown:.1f} MiB")
 
@@ -250,7 +250,7 @@ def case_connection_flood():
             silent += 1
         s.close()
     print(f"connection flood: 600 idle connections, scrape in {secs * 1000:.0f} ms, {silent} closed silently "
-          f"(idle ones evicted); RSS +{grown:.1f} MiB")
+          f"(idle ones evicted); RSS {grown:+.1f} MiB")
     if grown > 16:
         fail(f"connection flood: RSS grew {grown:.1f} MiB")
 
