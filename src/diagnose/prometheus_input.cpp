@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <limits>
 #include <future>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -279,12 +280,19 @@ std::string promql_quote(std::string_view s) {
 
 bool gpu_family(std::string_view name) { return name.starts_with("gpu_") || name.starts_with("DCGM_FI_"); }
 
+// The label triples naming one batch's hosts: of their GPU series, of their
+// other series, and both.
+struct BatchLabels {
+  std::vector<HostLabels> gpu, other, all;
+};
+
 // Runs the range query of every wanted family (`hosts` set: narrowed to
-// those hosts) and adds the answers to `builder` in family order (so the
+// those hosts, selected by the label values `named` lists) and adds the answers to `builder` in family order (so the
 // result does not depend on which answer came first) as soon as each one's
 // turn comes: no more than the answers in flight are held at once.
 Status fetch_families(const PrometheusQuery& q, const QueryClient& client, const Window& w,
-                      const std::vector<std::string>* hosts, SignalSetBuilder& builder, PrometheusInfo& info) {
+                      const std::vector<std::string>* hosts, const BatchLabels* named,
+                      SignalSetBuilder& builder, PrometheusInfo& info) {
   const std::set<std::string, std::less<>> keep = hosts ? std::set<std::string, std::less<>>(hosts->begin(), hosts->end())
                                                         : std::set<std::string, std::less<>>();
   std::vector<Status> statuses(w.wanted.size());
@@ -299,7 +307,16 @@ Status fetch_families(const PrometheusQuery& q, const QueryClient& client, const
     std::vector<LabelPair> views;
     for (size_t i = next++; i < w.wanted.size() && !failed; i = next++) {
       const std::string& name = w.wanted[i];
-      const std::string query = hosts ? promql_for_hosts(name, w.extra, *hosts) : promql(name, w.extra);
+      std::string query;
+      if (hosts) {
+        // A GPU family by the GPU series' labels, another by the others'
+        // (one branch each in the common case: dcgm-exporter's Hostname,
+        // node_exporter's instance); all of them where its kind has none.
+        const std::vector<HostLabels>& own = gpu_family(name) ? named->gpu : named->other;
+        query = promql_for_label_values(name, w.extra, own.empty() ? named->all : own);
+      } else {
+        query = promql(name, w.extra);
+      }
       // A batch's query is long: sent as a form, which both Prometheus and
       // VictoriaMetrics accept on the same path.
       const std::string form = "query=" + url_encode(query) + w.range_text + "&step=" + w.step_text;
@@ -363,82 +380,101 @@ Status fetch_families(const PrometheusQuery& q, const QueryClient& client, const
   return Status::ok();
 }
 
-// The host keys with GPU series in the window, sorted: one instant query,
-// aggregated on the server to one answer per distinct host-naming labels.
-Result<std::vector<std::string>> list_gpu_hosts(const QueryClient& client, const Window& w) {
+// The labels that name a host (hostname, Hostname, instance) of the series of
+// the wanted families in the window, GPU families or the others: one instant
+// query, aggregated on the server to one answer per distinct triple.
+Result<std::vector<HostLabels>> list_host_labels(const QueryClient& client, const Window& w, bool gpu) {
   std::string names;
   for (const std::string& n : w.wanted) {
-    if (!gpu_family(n)) continue;
+    if (gpu_family(n) != gpu) continue;
     names += (names.empty() ? "" : "|") + regex_quote(n);
   }
-  if (names.empty()) return std::vector<std::string>{};
+  if (names.empty()) return std::vector<HostLabels>{};
   // The window plus the 5 minutes a range query looks back from its start.
   const int64_t lookback_s = (w.end_ms - w.start_ms) / 1000 + 300;
   const std::string query = "count by (hostname, Hostname, instance) (last_over_time({__name__=~\"" +
                             promql_quote(names) + "\"" + (w.extra.empty() ? "" : "," + w.extra) + "}[" +
                             std::to_string(lookback_s) + "s]))";
+  const std::string what = gpu ? "listing GPU hosts" : "listing the hosts' other series";
   char time_text[32];
   std::snprintf(time_text, sizeof time_text, "%.3f", static_cast<double>(w.end_ms) / 1000.0);
   Result<HttpResponse> resp = client.post(w.base + "/api/v1/query", "query=" + url_encode(query) + "&time=" + time_text,
                                           {{"Content-Type", "application/x-www-form-urlencoded"}});
-  if (!resp) return Status(resp.status().code(), "prometheus " + w.base + " listing GPU hosts: " + resp.status().message());
+  if (!resp) return Status(resp.status().code(), "prometheus " + w.base + " " + what + ": " + resp.status().message());
   if (resp->status != 200) {
-    return unavailable("prometheus " + w.base + ": HTTP " + std::to_string(resp->status) + " listing GPU hosts: " +
+    return unavailable("prometheus " + w.base + ": HTTP " + std::to_string(resp->status) + " " + what + ": " +
                        resp->body.substr(0, 300));
   }
-  std::set<std::string> hosts;
+  std::set<HostLabels> out;
   try {
     simdjson::ondemand::parser parser;
     simdjson::padded_string body(resp->body);
     simdjson::ondemand::document doc = parser.iterate(body);
     std::string_view status = doc["status"].get_string();
-    if (status != "success") return unavailable("prometheus " + w.base + " listing GPU hosts: server says " + std::string(status));
+    if (status != "success") return unavailable("prometheus " + w.base + " " + what + ": server says " + std::string(status));
     simdjson::ondemand::object data = doc["data"].get_object();
     for (auto field : data) {
       if (std::string_view(field.unescaped_key()) != "result") continue;
-      std::vector<std::pair<std::string, std::string>> labels;
-      std::vector<LabelPair> views;
       for (simdjson::ondemand::object r : field.value().get_array()) {
-        labels.clear();
+        HostLabels t;
         for (auto f : r) {
           if (std::string_view(f.unescaped_key()) != "metric") continue;
           for (auto l : f.value().get_object()) {
-            labels.emplace_back(std::string(std::string_view(l.unescaped_key())),
-                                std::string(std::string_view(l.value().get_string())));
+            const std::string_view k = l.unescaped_key();
+            std::string v(std::string_view(l.value().get_string()));
+            if (k == "hostname") t.hostname = std::move(v);
+            else if (k == "Hostname") t.Hostname = std::move(v);
+            else if (k == "instance") t.instance = std::move(v);
           }
         }
-        views.clear();
-        for (const auto& [k, v] : labels) views.emplace_back(k, v);
-        hosts.insert(host_key(views));
+        out.insert(std::move(t));
       }
     }
   } catch (const simdjson::simdjson_error& e) {
-    return io_error("prometheus " + w.base + ": malformed answer listing GPU hosts: " + e.what());
+    return io_error("prometheus " + w.base + ": malformed answer " + what + ": " + e.what());
   }
-  return std::vector<std::string>(hosts.begin(), hosts.end());
+  return std::vector<HostLabels>(out.begin(), out.end());
+}
+
+// The host key of a triple (mapping.h host_key on its labels).
+std::string key_of(const HostLabels& t) {
+  std::vector<LabelPair> views;
+  if (!t.hostname.empty()) views.emplace_back("hostname", t.hostname);
+  if (!t.Hostname.empty()) views.emplace_back("Hostname", t.Hostname);
+  if (!t.instance.empty()) views.emplace_back("instance", t.instance);
+  return host_key(views);
 }
 
 }  // namespace
 
-std::string promql_for_hosts(std::string_view name, const std::string& extra, const std::vector<std::string>& hosts) {
-  std::string alt;
-  bool empty_key = false;
-  for (const std::string& h : hosts) {
-    if (h.empty()) { empty_key = true; continue; }
-    alt += (alt.empty() ? "" : "|") + regex_quote(h);
+std::string promql_for_label_values(std::string_view name, const std::string& extra,
+                                   const std::vector<HostLabels>& triples) {
+  // Each series is selected by the label that decides its host (host_key:
+  // hostname, else Hostname, else instance), matched against the values
+  // listed exactly: an alternation of literals, which Prometheus and
+  // VictoriaMetrics look up as a set instead of running a regular expression
+  // over every value.
+  std::set<std::string> by_hostname, by_Hostname, by_instance;
+  bool none = false;
+  for (const HostLabels& t : triples) {
+    if (!t.hostname.empty()) by_hostname.insert(t.hostname);
+    else if (!t.Hostname.empty()) by_Hostname.insert(t.Hostname);
+    else if (!t.instance.empty()) by_instance.insert(t.instance);
+    else none = true;
   }
+  auto alternation = [](const std::set<std::string>& values) {
+    std::string alt;
+    for (const std::string& v : values) alt += (alt.empty() ? "" : "|") + regex_quote(v);
+    return promql_quote(alt);
+  };
   const std::string head = "{__name__=\"" + std::string(name) + "\"" + (extra.empty() ? "" : "," + extra);
   std::vector<std::string> parts;
-  if (!alt.empty()) {
-    // host_key: hostname, else Hostname, else the host part of instance;
-    // case-insensitive, domain stripped (an IP address is kept whole).
-    const std::string named = promql_quote("(?i)(" + alt + ")(\\..*)?");
-    parts.push_back(head + ",hostname=~\"" + named + "\"}");
-    parts.push_back(head + ",hostname=\"\",Hostname=~\"" + named + "\"}");
-    parts.push_back(head + ",hostname=\"\",Hostname=\"\",instance=~\"" +
-                    promql_quote("(?i)\\[?(" + alt + ")\\]?([.:].*)?") + "\"}");
+  if (!by_hostname.empty()) parts.push_back(head + ",hostname=~\"" + alternation(by_hostname) + "\"}");
+  if (!by_Hostname.empty()) parts.push_back(head + ",hostname=\"\",Hostname=~\"" + alternation(by_Hostname) + "\"}");
+  if (!by_instance.empty()) {
+    parts.push_back(head + ",hostname=\"\",Hostname=\"\",instance=~\"" + alternation(by_instance) + "\"}");
   }
-  if (empty_key) parts.push_back(head + ",hostname=\"\",Hostname=\"\",instance=\"\"}");
+  if (none) parts.push_back(head + ",hostname=\"\",Hostname=\"\",instance=\"\"}");
   std::string sel;
   for (const std::string& p : parts) sel += (sel.empty() ? "" : " or ") + p;
   if (name == "node_cpu_seconds_total" || name == "host_cpu_seconds_total") return "sum without (cpu) (" + sel + ")";
@@ -450,7 +486,7 @@ Result<SignalSet> load_prometheus(const PrometheusQuery& q, PrometheusInfo& info
   Result<Window> w = prepare(q, client, info);
   if (!w) return w.status();
   SignalSetBuilder builder;
-  if (Status s = fetch_families(q, client, *w, nullptr, builder, info); !s) return s;
+  if (Status s = fetch_families(q, client, *w, nullptr, nullptr, builder, info); !s) return s;
   return builder.build(w->start_ms, w->end_ms);
 }
 
@@ -459,17 +495,28 @@ Status stream_prometheus(const PrometheusQuery& q, PrometheusInfo& info, const B
   Result<Window> w = prepare(q, client, info);
   if (!w) return w.status();
   std::vector<std::string> hosts;
+  std::map<std::string, BatchLabels> triples;  // host key -> the label triples naming it
   if (q.batch_hosts > 0) {
-    Result<std::vector<std::string>> listed = list_gpu_hosts(client, *w);
-    if (!listed) return listed.status();
-    hosts = std::move(*listed);
+    Result<std::vector<HostLabels>> gpu = list_host_labels(client, *w, true);
+    if (!gpu) return gpu.status();
+    for (const HostLabels& t : *gpu) triples[key_of(t)].gpu.push_back(t);
+    for (const auto& [key, ts] : triples) hosts.push_back(key);
     info.hosts = hosts.size();
+    if (hosts.size() > q.batch_hosts) {
+      // The same hosts' series of the other families (node_exporter names
+      // them by its own instance): matched by their exact values too.
+      Result<std::vector<HostLabels>> other = list_host_labels(client, *w, false);
+      if (!other) return other.status();
+      for (const HostLabels& t : *other) {
+        if (auto it = triples.find(key_of(t)); it != triples.end()) it->second.other.push_back(t);
+      }
+    }
   }
   if (q.batch_hosts == 0 || hosts.size() <= q.batch_hosts) {
     // One pass, no host matchers: a recording of one node whose exporters
     // name it differently still joins (mapping.h).
     SignalSetBuilder builder;
-    if (Status s = fetch_families(q, client, *w, nullptr, builder, info); !s) return s;
+    if (Status s = fetch_families(q, client, *w, nullptr, nullptr, builder, info); !s) return s;
     ++info.batches;
     return sink(builder.build(w->start_ms, w->end_ms));
   }
@@ -485,9 +532,17 @@ Status stream_prometheus(const PrometheusQuery& q, PrometheusInfo& info, const B
   auto fetch_batch = [&](size_t at) {
     const std::vector<std::string> batch(hosts.begin() + static_cast<std::ptrdiff_t>(at),
                                          hosts.begin() + static_cast<std::ptrdiff_t>(std::min(hosts.size(), at + q.batch_hosts)));
+    BatchLabels named;
+    for (const std::string& h : batch) {
+      const BatchLabels& ts = triples.at(h);
+      named.gpu.insert(named.gpu.end(), ts.gpu.begin(), ts.gpu.end());
+      named.other.insert(named.other.end(), ts.other.begin(), ts.other.end());
+    }
+    named.all = named.gpu;
+    named.all.insert(named.all.end(), named.other.begin(), named.other.end());
     Fetched f;
     SignalSetBuilder builder;
-    f.status = fetch_families(q, client, *w, &batch, builder, f.info);
+    f.status = fetch_families(q, client, *w, &batch, &named, builder, f.info);
     if (f.status) f.set = builder.build(w->start_ms, w->end_ms);
     return f;
   };

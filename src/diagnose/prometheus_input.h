@@ -10,11 +10,14 @@
 // never finer than 15 s unless asked.
 //
 // A fleet is streamed: one instant query lists the hosts that have GPU
-// series in the window (count by hostname, Hostname, instance), then the
-// hosts are fetched `batch_hosts` at a time, each family's query narrowed
-// to the batch's hosts by label matchers on the same labels that join
-// series to hosts (mapping.h host_key), and each batch is handed over as
-// its own SignalSet. The next batch is fetched while the sink diagnoses
+// series in the window (count by hostname, Hostname, instance), a second the
+// label triples of the other families' series (node_exporter's own
+// instance), then the hosts are fetched `batch_hosts` at a time, each
+// family's query narrowed to the batch's hosts by exact label values on the
+// same labels that join series to hosts (mapping.h host_key; an alternation
+// of literals costs the server a set lookup, where a case-insensitive
+// regular expression cost Prometheus four times the CPU), and each batch is
+// handed over as its own SignalSet. The next batch is fetched while the sink diagnoses
 // the current one, so memory is bounded by two batches, not by the fleet. A
 // fleet no larger than one batch is read in one pass without host matchers.
 //
@@ -78,11 +81,19 @@ Result<SignalSet> load_prometheus(const PrometheusQuery& q, PrometheusInfo& info
 using BatchSink = std::function<Status(SignalSet&&)>;
 Status stream_prometheus(const PrometheusQuery& q, PrometheusInfo& info, const BatchSink& sink);
 
-// The PromQL of one family narrowed to `hosts` (host keys as host_key()
-// gives them): a union over the labels that name a host, in host_key's
-// order of precedence, so that each series is selected by the label that
-// decides its host. Exposed for tests.
-std::string promql_for_hosts(std::string_view name, const std::string& extra, const std::vector<std::string>& hosts);
+// The labels that can name a series' host (mapping.h host_key), as the host
+// listing returns them: each distinct triple in the window.
+struct HostLabels {
+  std::string hostname, Hostname, instance;
+  auto operator<=>(const HostLabels&) const = default;
+};
+
+// The PromQL of one family narrowed to the hosts these triples name: a union
+// over the labels that name a host, in host_key's order of precedence, so
+// that each series is selected by the label that decides its host, matched
+// against the listed values exactly. Exposed for tests.
+std::string promql_for_label_values(std::string_view name, const std::string& extra,
+                                    const std::vector<HostLabels>& triples);
 
 // The automatic step for a range: ceil(range / 11000) but at least 15 s.
 int64_t auto_step_ms(int64_t range_ms);

@@ -9,24 +9,31 @@
 namespace gpulens::diagnose {
 namespace {
 
-TEST(HostSelector, OneBranchPerHostLabelInHostKeyOrder) {
-  const std::string q = promql_for_hosts("DCGM_FI_DEV_GPU_UTIL", "", {"10.0.0.8", "gpu-a"});
-  // hostname wins, then Hostname (hostname empty), then instance (both empty).
+TEST(HostSelector, EachSeriesByTheLabelThatDecidesItsHostWithExactValues) {
+  const std::string q = promql_for_label_values(
+      "DCGM_FI_DEV_GPU_UTIL", "",
+      {{.hostname = "", .Hostname = "GPU-004.dc1.example", .instance = "x:9400"},
+       {.hostname = "", .Hostname = "", .instance = "10.0.0.8:9400"},
+       {.hostname = "gpu-a", .Hostname = "other", .instance = "y"},
+       {.hostname = "", .Hostname = "", .instance = "gpu-a:9100"}});
+  // hostname wins, then Hostname (hostname empty), then instance (both empty);
+  // values quoted literally, no case folding or suffixes: the listing gave them.
   EXPECT_EQ(q,
-            "{__name__=\"DCGM_FI_DEV_GPU_UTIL\",hostname=~\"(?i)(10\\\\.0\\\\.0\\\\.8|gpu\\\\-a)(\\\\..*)?\"} or "
-            "{__name__=\"DCGM_FI_DEV_GPU_UTIL\",hostname=\"\",Hostname=~\"(?i)(10\\\\.0\\\\.0\\\\.8|gpu\\\\-a)(\\\\..*)?\"} or "
+            "{__name__=\"DCGM_FI_DEV_GPU_UTIL\",hostname=~\"gpu\\\\-a\"} or "
+            "{__name__=\"DCGM_FI_DEV_GPU_UTIL\",hostname=\"\",Hostname=~\"GPU\\\\-004\\\\.dc1\\\\.example\"} or "
             "{__name__=\"DCGM_FI_DEV_GPU_UTIL\",hostname=\"\",Hostname=\"\","
-            "instance=~\"(?i)\\\\[?(10\\\\.0\\\\.0\\\\.8|gpu\\\\-a)\\\\]?([.:].*)?\"}");
+            "instance=~\"10\\\\.0\\\\.0\\\\.8\\\\:9400|gpu\\\\-a\\\\:9100\"}");
 }
 
 TEST(HostSelector, ExtraMatchersEmptyHostAndCpuSum) {
-  const std::string q = promql_for_hosts("node_cpu_seconds_total", "cluster=\"a\"", {"", "n1"});
-  EXPECT_TRUE(q.starts_with("sum without (cpu) ({__name__=\"node_cpu_seconds_total\",cluster=\"a\",hostname=~"));
+  const std::string q = promql_for_label_values("node_cpu_seconds_total", "cluster=\"a\"",
+                                                {{}, {.hostname = "", .Hostname = "", .instance = "n1:9100"}});
+  EXPECT_TRUE(q.starts_with("sum without (cpu) ({__name__=\"node_cpu_seconds_total\",cluster=\"a\",hostname=\"\",Hostname=\"\",instance=~"));
   // The host without any host label: selected by their absence.
   EXPECT_NE(q.find(" or {__name__=\"node_cpu_seconds_total\",cluster=\"a\",hostname=\"\",Hostname=\"\",instance=\"\"})"),
             std::string::npos);
   // A quote in a host name cannot end the string literal.
-  const std::string odd = promql_for_hosts("x", "", {"a\"b"});
+  const std::string odd = promql_for_label_values("x", "", {{.hostname = "a\"b"}});
   EXPECT_NE(odd.find("a\\\\\\\"b"), std::string::npos) << odd;
 }
 
