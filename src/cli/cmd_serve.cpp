@@ -102,6 +102,16 @@ void reload(const ServeFlags& flags, AgentConfig& running, Agent& agent, ServeEx
                          {"reason", s.message()}});
     return;
   }
+  {
+    SourceOptions sources = plan.next.source;
+    sources.scrape.client = plan.next.scrape_client.options(sources.scrape.timeout_ms);
+    if (Status s = agent.reconfigure_sources(sources); !s) {
+      log::warn("reload", {{"signal", "SIGHUP"}, {"file", file}, {"part", "sources"},
+                           {"result", "kept the running scrape targets"}, {"reason", s.message()}});
+      plan.next.source.scrape = running.source.scrape;
+      plan.next.scrape_client = running.scrape_client;
+    }
+  }
   if (plan.next.log.level != running.log.level || plan.next.log.format != running.log.format) {
     configure_log(plan.next);
   }

@@ -364,6 +364,24 @@ std::vector<std::string> validate(const AgentConfig& c) {
   std::vector<std::string> problems;
   check_client(c.remote_write.client, "remote_write", problems);
   check_client(c.prometheus, "prometheus", problems);
+  check_client(c.scrape_client, "source.scrape", problems);
+  {
+    const bool scrape = std::find(c.sources.begin(), c.sources.end(), "scrape") != c.sources.end();
+    for (const auto& t : c.source.scrape.targets) {
+      if (Status s = check_url(t, "http,https"); !s) problems.push_back("source.scrape.targets: " + s.message());
+    }
+    std::set<std::string> seen;
+    for (const auto& t : c.source.scrape.targets) {
+      if (!seen.insert(t).second) problems.push_back("source.scrape.targets: \"" + t + "\" is listed twice");
+    }
+    if (scrape && c.source.scrape.targets.empty()) {
+      problems.push_back("source scrape needs at least one target (--scrape URL or source.scrape.targets)");
+    }
+    if (!scrape && !c.source.scrape.targets.empty()) {
+      problems.push_back("source.scrape.targets is set but scrape is not among the sources (e.g. --source "
+                         "nvml,host,scrape)");
+    }
+  }
   if (c.history_ms < c.interval_ms) problems.push_back("history is shorter than one interval");
   if (c.history_ms / std::max<int64_t>(c.interval_ms, 1) > 10'000'000) {
     problems.push_back("history/interval keeps more than 10 million records per series; shorten history");

@@ -12,6 +12,7 @@
 //   sources: [nvml, host]
 //   source:
 //     nvml: {calibration: /etc/gpulens/calibration.json}
+//     scrape: {targets: [http://127.0.0.1:9401/metrics], interval: 1s}   # --source nvml,host,scrape
 //   remote_write: {url: http://vm:8428/api/v1/write}
 //   #  ... tls_config: {ca_file: ...}, basic_auth: {...}, headers: {X-Scope-OrgID: a}
 //   prometheus: {bearer_token_file: /etc/gpulens/prom-token}   # diagnose --prometheus
@@ -97,6 +98,7 @@ struct AgentConfig {
   LogConfig log;
   diagnose::Thresholds diagnose;
   ClientConfig prometheus;  // the query client of `diagnose --prometheus`
+  ClientConfig scrape_client;  // TLS and credentials of the scrape source's targets (source.scrape.*)
   rules::RuleOptions rules = rules::RuleOptions::defaults();
   std::string path;  // the file it came from, "" for defaults
 };

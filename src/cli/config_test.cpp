@@ -109,6 +109,33 @@ TEST(Config, CrossKeyChecks) {
   EXPECT_EQ(validate(*c).size(), 1u);
 }
 
+TEST(Config, ScrapeTargetsFromYamlAndTheirChecks) {
+  auto c = parse_config(
+      "sources: [host, scrape]\n"
+      "source:\n  scrape:\n    targets: [\"http://127.0.0.1:9400/metrics\", \"http://127.0.0.1:9100/metrics\"]\n"
+      "    interval: 5s\n    timeout: 1s\n",
+      "t.yaml");
+  ASSERT_TRUE(c) << c.status().message();
+  EXPECT_EQ(c->source.scrape.targets,
+            (std::vector<std::string>{"http://127.0.0.1:9400/metrics", "http://127.0.0.1:9100/metrics"}));
+  EXPECT_EQ(c->source.scrape.interval_ms, 5000);
+  EXPECT_EQ(c->source.scrape.timeout_ms, 1000);
+  EXPECT_TRUE(validate(*c).empty());
+  c->source.scrape.targets.push_back("ftp://127.0.0.1/x");
+  c->source.scrape.targets.push_back("http://127.0.0.1:9100/metrics");
+  auto problems = validate(*c);
+  ASSERT_EQ(problems.size(), 2u);
+  EXPECT_NE(problems[0].find("scheme ftp:// is not supported"), std::string::npos) << problems[0];
+  EXPECT_NE(problems[1].find("listed twice"), std::string::npos) << problems[1];
+  c->source.scrape.targets.clear();
+  ASSERT_EQ(validate(*c).size(), 1u);
+  EXPECT_EQ(validate(*c)[0], "source scrape needs at least one target (--scrape URL or source.scrape.targets)");
+  c = parse_config("source: {scrape: {targets: [\"http://127.0.0.1:9400/metrics\"]}}\n", "t.yaml");
+  ASSERT_TRUE(c);
+  ASSERT_EQ(validate(*c).size(), 1u);
+  EXPECT_NE(validate(*c)[0].find("scrape is not among the sources"), std::string::npos);
+}
+
 TEST(Config, EveryKeyHasHelpAndAKeysTableRow) {
   const std::string table = keys_markdown();
   for (const auto& k : config_keys()) {

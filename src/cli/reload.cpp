@@ -4,7 +4,7 @@
 namespace gpulens::cli {
 
 bool live_reload_key(const std::string& key) {
-  for (const char* prefix : {"diagnose.", "rules.", "remote_write.", "log."}) {
+  for (const char* prefix : {"diagnose.", "rules.", "remote_write.", "log.", "source.scrape."}) {
     if (key.starts_with(prefix)) return true;
   }
   return false;
@@ -18,6 +18,8 @@ ReloadPlan plan_reload(const AgentConfig& running, const AgentConfig& fresh) {
   p.next.rules = fresh.rules;
   p.next.remote_write = fresh.remote_write;
   p.next.log = fresh.log;
+  p.next.source.scrape = fresh.source.scrape;
+  p.next.scrape_client = fresh.scrape_client;
   p.next.path = fresh.path;
   for (const ConfigKey& k : config_keys()) {
     if (k.show(running) == k.show(fresh)) continue;

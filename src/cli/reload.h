@@ -5,10 +5,13 @@
 // Applied at once (live_reload_key): diagnose.* (diagnosis thresholds, the
 // next diagnosis uses them), rules.* (read only by `gpulens rules`),
 // remote_write.* (the writer is replaced: the old one flushes what it holds
-// to the old receiver within its flush_timeout, the new one starts), log.*.
+// to the old receiver within its flush_timeout, the new one starts), log.*,
+// source.scrape.* (the scrape source stops the targets that left, starts the
+// new ones, and keeps the others running; all restart when interval,
+// timeout or max_bytes change).
 // The web config file is re-read on every SIGHUP by serve itself (its path,
 // web_config_file, needs a restart).
-// Everything else (listen, interval, history, sources, source.*, push.*,
+// Everything else (listen, interval, history, sources, other source.*, push.*,
 // dcgm_*) is fixed while the agent runs: a change is reported and the
 // running value stays until the next start.
 //

@@ -35,8 +35,21 @@ TEST(Reload, AnUnchangedFileChangesNothing) {
   EXPECT_EQ(join_keys(p.applied), "none");
 }
 
-TEST(Reload, OnlyDiagnoseRulesRemoteWriteAndLogAreLive) {
-  for (const char* k : {"diagnose.pcie_util", "rules.gpu_util_low.threshold", "remote_write.url", "log.level"}) {
+TEST(Reload, ScrapeTargetsAreReRead) {
+  const AgentConfig running =
+      parse("sources: [host, scrape]\nsource: {scrape: {targets: [\"http://127.0.0.1:9100/metrics\"]}}\n");
+  const AgentConfig fresh = parse(
+      "sources: [host, scrape]\nsource: {scrape: {targets: [\"http://127.0.0.1:9100/metrics\", "
+      "\"http://127.0.0.1:8000/metrics\"]}}\n");
+  const ReloadPlan p = plan_reload(running, fresh);
+  EXPECT_EQ(join_keys(p.applied), "source.scrape.targets");
+  EXPECT_EQ(join_keys(p.needs_restart), "none");
+  EXPECT_EQ(p.next.source.scrape.targets.size(), 2u);
+}
+
+TEST(Reload, OnlyDiagnoseRulesRemoteWriteLogAndScrapeTargetsAreLive) {
+  for (const char* k : {"diagnose.pcie_util", "rules.gpu_util_low.threshold", "remote_write.url", "log.level",
+                        "source.scrape.targets", "source.scrape.timeout"}) {
     EXPECT_TRUE(live_reload_key(k)) << k;
   }
   for (const char* k : {"listen", "interval", "history", "sources", "source.nvml.library", "push.enabled",

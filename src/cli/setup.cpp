@@ -14,8 +14,13 @@ namespace gpulens::cli {
 
 void CommonFlags::add_to(CLI::App& app) {
   app.add_option("--config", config_path, "YAML config file (flags override it)");
-  app.add_option("--source", sources, "comma-separated sources (nvml, host, kubelet, sim); default: nvml,host. "
+  app.add_option("--source", sources, "comma-separated sources (nvml, host, kubelet, scrape, sim); default: nvml,host. "
                                       "Without a GPU, ask for the simulator: --source sim");
+  app.add_option("--scrape", scrape,
+                 "with --source ...,scrape: an exporter's URL to read (dcgm-exporter, node_exporter, vLLM, SGLang, "
+                 "TGI, Triton); repeat for more")
+      ->take_all()
+      ->allow_extra_args(false);
   app.add_option("--scenario", scenario, "simulator scenario: a name in scenarios/ or a YAML file");
   app.add_option("--interval", interval, "sampling interval, e.g. 1s, 100ms (at least 100ms)");
   app.add_option("--seed", seed, "simulator seed");
@@ -49,6 +54,11 @@ Result<AgentConfig> CommonFlags::resolve() const {
       {"source.nvml.library", &nvml_library}, {"log.level", &log_level}, {"log.format", &log_format},
       {"profile", &profile}, {"collectors", &collectors},
   };
+  std::string scrape_targets;
+  for (const auto& t : scrape) scrape_targets += (scrape_targets.empty() ? "" : ",") + t;
+  if (!scrape_targets.empty()) {
+    if (Status s = set_key(c, "source.scrape.targets", scrape_targets, "--scrape"); !s) return s;
+  }
   for (const auto& [key, value] : flags) {
     if (value->empty()) continue;
     const ConfigKey* k = find_key(key);
@@ -78,8 +88,10 @@ bool has_gpu_source(Agent& agent) {
 Result<std::unique_ptr<Agent>> open_agent(const std::vector<std::string>& names, const AgentConfig& config,
                                           AgentOptions options, std::vector<std::string>& notes) {
   std::vector<std::unique_ptr<Source>> sources;
+  SourceOptions source_options = config.source;
+  source_options.scrape.client = config.scrape_client.options(config.source.scrape.timeout_ms);
   for (const auto& n : names) {
-    sources.push_back(find_source(n)->make(config.source));
+    sources.push_back(find_source(n)->make(source_options));
     if (n == "sim") options.scenario_label = config.source.sim.scenario;
   }
   auto agent = std::make_unique<Agent>(options, std::move(sources));

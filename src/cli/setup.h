@@ -23,6 +23,7 @@ struct CommonFlags {
   std::string proc_root, sys_root, nvml_library;
   std::string log_level, log_format;
   std::string profile, collectors;
+  std::vector<std::string> scrape;  // --scrape URL, repeatable
 
   void add_to(CLI::App& app);
   // Loads the config file (if any) and applies the flags. Errors are usage

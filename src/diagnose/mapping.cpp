@@ -97,6 +97,8 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["host_infiniband_rate_bytes"] = {host(H::kIbRate)};
     t["serving_requests_running"] = {host(H::kRequestsRunning)};
     t["serving_requests_waiting"] = {host(H::kRequestsWaiting)};
+    t["serving_request_duration_seconds_total"] = {{.kind = K::kTritonDuration, .counter = true}};
+    t["serving_requests_succeeded_total"] = {{.kind = K::kTritonSuccess, .counter = true}};
     // dcgm-exporter (reference §4.4, §4.5: units converted to ours)
     t["DCGM_FI_DEV_GPU_UTIL"] = {gpu(G::kGpuUtil, 0.01)};
     t["DCGM_FI_DEV_FB_USED"] = {gpu(G::kFbUsed, kMiB)};
@@ -136,6 +138,11 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     // vLLM
     t["vllm:num_requests_running"] = {host(H::kRequestsRunning)};
     t["vllm:num_requests_waiting"] = {host(H::kRequestsWaiting)};
+    // SGLang, TGI (reference: inprocess-and-protocol facts §6)
+    t["sglang:num_running_reqs"] = {host(H::kRequestsRunning)};
+    t["sglang:num_queue_reqs"] = {host(H::kRequestsWaiting)};
+    t["tgi_batch_current_size"] = {host(H::kRequestsRunning)};
+    t["tgi_queue_size"] = {host(H::kRequestsWaiting)};
     // Triton
     t["nv_inference_request_duration_us"] = {{.kind = K::kTritonDuration, .counter = true, .scale = 1e-6}};
     t["nv_inference_count"] = {{.kind = K::kTritonCount, .counter = true}};
@@ -155,6 +162,7 @@ constexpr std::string_view kLabelled[] = {
     "node_network_receive_bytes_total", "node_network_transmit_bytes_total",
     "node_network_speed_bytes",       "serving_request_latency_seconds_bucket",
     "vllm:e2e_request_latency_seconds_bucket", "gpu_allocator_external_fragmentation_ratio",
+    "sglang:e2e_request_latency_seconds_bucket", "tgi_request_duration_bucket",
 };
 
 std::string_view label_of(LabelSpan labels, std::string_view name) {
@@ -247,7 +255,8 @@ std::vector<Binding> map_series(std::string_view name, LabelSpan labels) {
     if (!ethernet_device(label_of(labels, "device"))) return {};
     return {host(H::kNicSpeed)};
   }
-  if (name == "serving_request_latency_seconds_bucket" || name == "vllm:e2e_request_latency_seconds_bucket") {
+  if (name == "serving_request_latency_seconds_bucket" || name == "vllm:e2e_request_latency_seconds_bucket" ||
+      name == "sglang:e2e_request_latency_seconds_bucket" || name == "tgi_request_duration_bucket") {
     auto le = parse_double(label_of(labels, "le"));
     if (!le) return {};
     return {{.kind = K::kLatencyBucket, .counter = true, .le = *le}};

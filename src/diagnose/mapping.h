@@ -4,7 +4,8 @@
 // dcgm-exporter (DCGM_FI_DEV_*, DCGM_FI_PROF_*, labels gpu/UUID/modelName/
 // Hostname), node_exporter (node_cpu_seconds_total, node_pressure_*,
 // node_disk_*, node_network_*, node_infiniband_*) and serving engines (vLLM
-// vllm:*, Triton nv_inference_*) all land in one SignalSet with fixed units:
+// vllm:*, SGLang sglang:*, TGI tgi_*, Triton nv_inference_*) all land in one
+// SignalSet with fixed units:
 // DCGM percentages become ratios, MiB become bytes, MHz become hertz, counters
 // become per-second rates, clock-event bitmasks become thermal/power flags,
 // latency histograms become a p99 series.
@@ -22,6 +23,10 @@
 //   SignalSetBuilder b;
 //   b.add("DCGM_FI_DEV_GPU_UTIL", {{"gpu","0"},{"Hostname","n1"}}, points);
 //   SignalSet set = b.build();
+//
+// The scrape source maps scraped names onto the field catalog through this
+// same table (sources/scrape/catalog_targets.h): a foreign name fills the
+// catalog field whose own name has the same bindings here.
 //
 // Thread-safety: a builder is used from one thread.
 #pragma once

@@ -232,6 +232,11 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
      "Requests being processed by the inference server."},
     {FieldId::kServingRequestsWaiting, "serving_requests_waiting", kGauge, "", kServing, kNode,
      "Requests queued in the inference server."},
+    {FieldId::kServingRequestDuration, "serving_request_duration_seconds_total", kCounter, "seconds", kServing, kNode,
+     "Time the inference server spent on its successful requests, summed (Triton's only latency by default: "
+     "over serving_requests_succeeded_total, the mean)."},
+    {FieldId::kServingRequestsSucceeded, "serving_requests_succeeded_total", kCounter, "", kServing, kNode,
+     "Requests the inference server finished successfully."},
     // ---- agent ---------------------------------------------------------
     {FieldId::kAgentSourceUp, "gpulens_source_up", kGauge, "", kAgent, kNode,
      "1 when the source's last collection succeeded (label source)."},

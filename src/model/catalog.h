@@ -144,6 +144,8 @@ enum class FieldId : uint16_t {
   kServingLatency,
   kServingRequestsRunning,
   kServingRequestsWaiting,
+  kServingRequestDuration,
+  kServingRequestsSucceeded,
   // agent
   kAgentSourceUp,
   kAgentCollectionDuration,

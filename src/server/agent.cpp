@@ -64,11 +64,20 @@ Status Agent::open(std::vector<std::string>& notes) {
       continue;
     }
     if (!s.is_ok()) return Status(s.code(), std::string(r.source->name()) + ": " + s.message());
-    r.index = live_.add_source(std::string(r.source->name()), r.source->simulated());
+    r.index = live_.add_source(std::string(r.source->name()), r.source->simulated(), r.source->fills_gaps());
     kept.push_back(std::move(r));
   }
   runners_ = std::move(kept);
   self_index_ = live_.add_source("gpulens", false);
+  return Status::ok();
+}
+
+Status Agent::reconfigure_sources(const SourceOptions& options) {
+  for (auto& r : runners_) {
+    if (Status s = r.source->reconfigure(options); !s) {
+      return Status(s.code(), std::string(r.source->name()) + ": " + s.message());
+    }
+  }
   return Status::ok();
 }
 

@@ -96,6 +96,9 @@ class Agent {
   // the SIGHUP path's log line). Ok and a no-op when no web config is set.
   // Any thread.
   Status reload_web_config();
+  // Hands options changed by a reload to every running source (the scrape
+  // source's targets); the first error is returned. Any thread.
+  Status reconfigure_sources(const SourceOptions& options);
   // Samples every source once, synchronously, at `now_ms` (snapshot, record).
   void collect_once(int64_t now_ms);
   // Fills the history with `duration_ms` of samples ending now, taken at

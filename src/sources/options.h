@@ -6,6 +6,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "util/http_client.h"
 
 namespace gpulens {
 
@@ -42,11 +45,21 @@ struct KubeletOptions {
   int64_t timeout_ms = 2000;   // deadline of each call: a hung kubelet costs this, once per refresh
 };
 
+// The scrape source (sources/scrape/scrape_source.h): endpoints on the node.
+struct ScrapeOptions {
+  std::vector<std::string> targets;     // http(s)://host:port/path, each scraped on its own thread
+  int64_t interval_ms = 1000;           // how often each target is scraped
+  int64_t timeout_ms = 2000;            // connect, send and whole answer of one scrape
+  int64_t max_bytes = 16 << 20;         // a bigger answer is an error (the target is down)
+  HttpClientOptions client;             // TLS and credentials (timeout and body limit set from above)
+};
+
 struct SourceOptions {
   SimOptions sim;
   HostOptions host;
   NvmlOptions nvml;
   KubeletOptions kubelet;
+  ScrapeOptions scrape;
 };
 
 }  // namespace gpulens

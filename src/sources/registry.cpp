@@ -6,6 +6,7 @@
 #include "sources/host.h"
 #include "sources/kubelet/kubelet_source.h"
 #include "sources/nvml/nvml_source.h"
+#include "sources/scrape/scrape_source.h"
 #include "sources/sim/sim_source.h"
 
 namespace gpulens {
@@ -18,6 +19,8 @@ const std::array kSources{
                 make_host_source},
     SourceEntry{"kubelet", "Kubernetes pod, namespace and container per GPU from the kubelet's PodResources API",
                 false, false, make_kubelet_source},
+    SourceEntry{"scrape", "exporters on the node over HTTP (dcgm-exporter, node_exporter, vLLM, SGLang, TGI, Triton)",
+                false, false, make_scrape_source},
 };
 
 }  // namespace

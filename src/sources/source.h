@@ -14,13 +14,14 @@
 //   };
 //
 // Thread-safety: open() runs before sampling starts; sample() is only ever
-// called from one thread at a time.
+// called from one thread at a time; reconfigure() from any other thread.
 #pragma once
 
 #include <string_view>
 
 #include "model/frame.h"
 #include "model/series.h"
+#include "sources/options.h"
 #include "util/status.h"
 
 namespace gpulens {
@@ -35,6 +36,13 @@ class Source {
   virtual Status sample(Frame& frame) = 0;
   // True when the values are made up (the simulator).
   virtual bool simulated() const { return false; }
+  // True when this source only fills gaps: a series another source also
+  // sets keeps the other source's value (the scrape source, under nvml and
+  // host; see store/live.h).
+  virtual bool fills_gaps() const { return false; }
+  // Applies options changed by a reload (SIGHUP) while sampling goes on;
+  // most sources have nothing to change.
+  virtual Status reconfigure(const SourceOptions&) { return Status::ok(); }
 };
 
 }  // namespace gpulens

@@ -3,7 +3,10 @@
 //
 // Each source publishes whole frames; a series the source set last time but
 // not this time becomes absent (a GPU that stopped answering a field, a
-// process that exited). Readers (exporter, recorder, JSON API) take lock()
+// process that exited). When two sources set one series, a source added
+// with fills_gaps (the scrape source) never takes it from another: its
+// value is used only while no other source holds the series, and a series
+// it holds passes to any other source that sets it. Readers (exporter, recorder, JSON API) take lock()
 // and read the dense arrays by slot; generation() changes on every publish,
 // so a renderer can reuse its output until it does.
 //
@@ -33,7 +36,7 @@ struct SourceStatus {
 class LiveStore {
  public:
   // Returns the index of a new source owner.
-  int add_source(std::string name, bool simulated);
+  int add_source(std::string name, bool simulated, bool fills_gaps = false);
 
   void publish(int source, const Frame& frame);
   void set_status(int source, bool up, std::string error, double duration_seconds, int64_t now_ms);
@@ -56,6 +59,8 @@ class LiveStore {
   std::vector<int64_t> time_ms_;
   std::vector<uint8_t> present_;
   std::vector<std::vector<uint32_t>> owned_;  // per source: slots set last time
+  std::vector<int> owner_;                     // per slot: the source holding it (while present)
+  std::vector<uint8_t> fills_gaps_;            // per source
   std::vector<SourceStatus> sources_;
   uint64_t generation_ = 0;
   size_t present_count_ = 0;

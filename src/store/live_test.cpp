@@ -35,6 +35,46 @@ TEST(LiveStore, FrameReplacesPreviousValuesOfItsSource) {
   EXPECT_EQ(live.present_count(), 2u);
 }
 
+// The precedence rule of the scrape source: it fills only what no other
+// source holds, in whichever order the two publish.
+TEST(LiveStore, AGapFillingSourceNeverTakesASeriesFromAnother) {
+  SeriesRegistry reg;
+  LiveStore live;
+  const int nvml = live.add_source("nvml", false);
+  const int scrape = live.add_source("scrape", false, true);
+  const uint32_t occ = reg.slot(FieldId::kGpuSmOccupancy, 0);
+  const uint32_t power = reg.slot(FieldId::kGpuPower, 0);
+  Frame fn(reg), fs(reg);
+  fs.clear(1000);
+  fs.set(FieldId::kGpuSmOccupancy, 0, 0.4);  // only the scrape has it (DCGM profiling on A100)
+  fs.set(FieldId::kGpuPower, 0, 300);
+  live.publish(scrape, fs);
+  EXPECT_DOUBLE_EQ(live.value(power), 300);  // nobody else has it yet: filled
+  fn.clear(1000);
+  fn.set(FieldId::kGpuPower, 0, 310);
+  live.publish(nvml, fn);
+  EXPECT_DOUBLE_EQ(live.value(power), 310);  // NVML takes it
+  fs.clear(2000);
+  fs.set(FieldId::kGpuSmOccupancy, 0, 0.5);
+  fs.set(FieldId::kGpuPower, 0, 999);
+  live.publish(scrape, fs);
+  EXPECT_DOUBLE_EQ(live.value(power), 310);  // and keeps it
+  EXPECT_DOUBLE_EQ(live.value(occ), 0.5);
+  EXPECT_EQ(live.present_count(), 2u);
+  fs.clear(3000);
+  live.publish(scrape, fs);  // the scrape lost everything: NVML's series stays
+  EXPECT_TRUE(live.present(power));
+  EXPECT_FALSE(live.present(occ));
+  fn.clear(3000);
+  live.publish(nvml, fn);  // NVML stops giving power: absent, then the scrape may fill it
+  EXPECT_FALSE(live.present(power));
+  fs.clear(4000);
+  fs.set(FieldId::kGpuPower, 0, 305);
+  live.publish(scrape, fs);
+  EXPECT_DOUBLE_EQ(live.value(power), 305);
+  EXPECT_EQ(live.present_count(), 1u);
+}
+
 TEST(LiveStore, StatusTracksLastSuccess) {
   LiveStore live;
   int a = live.add_source("nvml", false);

@@ -1,0 +1,125 @@
+// Scraped names onto catalog fields: the mapping table's bindings of the
+// scraped name matched against those of each catalog field's own name.
+#include "sources/scrape/catalog_targets.h"
+
+#include <cmath>
+
+#include "model/series.h"
+
+namespace gpulens::scrape {
+namespace {
+
+using diagnose::Binding;
+
+// Same binding up to the scale; `ratio` = scraped scale / native scale.
+bool same_up_to_scale(const std::vector<Binding>& scraped, const std::vector<Binding>& native, double& ratio) {
+  if (scraped.empty() || scraped.size() != native.size()) return false;
+  ratio = 0;
+  for (size_t i = 0; i < scraped.size(); ++i) {
+    const Binding& a = scraped[i];
+    const Binding& b = native[i];
+    if (a.kind != b.kind || a.sig != b.sig || a.counter != b.counter || a.transform != b.transform ||
+        a.mask != b.mask || a.code != b.code || a.le != b.le || b.scale == 0) {
+      return false;
+    }
+    const double r = a.scale / b.scale;
+    if (i > 0 && std::fabs(r - ratio) > 1e-12 * std::fabs(ratio)) return false;
+    ratio = r;
+  }
+  return true;
+}
+
+// The labels a node-scoped catalog series carries as extra labels.
+bool kept_node_label(std::string_view name) {
+  return name == "mode" || name == "device" || name == "port" || name == "le";
+}
+
+std::string node_extra(diagnose::LabelSpan labels) {
+  std::string out;
+  for (const auto& [k, v] : labels) {
+    if (!kept_node_label(k)) continue;
+    if (!out.empty()) out += ',';
+    out += label(k, v);
+  }
+  return out;
+}
+
+// Catalog fields whose own name the mapping table knows, with that name.
+const std::vector<std::pair<FieldId, std::string>>& native_names() {
+  static const std::vector<std::pair<FieldId, std::string>> names = [] {
+    std::vector<std::pair<FieldId, std::string>> out;
+    for (const FieldDef& f : catalog()) {
+      std::string n(f.name);
+      if (f.type == MetricType::kHistogram) n += "_bucket";
+      if (diagnose::known_name(n)) out.emplace_back(f.id, std::move(n));
+    }
+    return out;
+  }();
+  return names;
+}
+
+std::vector<CatalogTarget> through_mapping(std::string_view name, diagnose::LabelSpan labels) {
+  const std::vector<Binding> scraped = diagnose::map_series(name, labels);
+  if (scraped.empty()) return {};
+  for (const auto& [id, native] : native_names()) {
+    double ratio = 1;
+    if (!same_up_to_scale(scraped, diagnose::map_series(native, labels), ratio)) continue;
+    const FieldDef& f = field(id);
+    return {{id, ratio, f.scope == Scope::kNode ? node_extra(labels) : std::string()}};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::LabelSpan labels) {
+  // A histogram's _sum and _count go where its buckets go.
+  for (std::string_view suffix : {std::string_view("_sum"), std::string_view("_count")}) {
+    if (!name.ends_with(suffix)) continue;
+    std::string bucket(name.substr(0, name.size() - suffix.size()));
+    bucket += "_bucket";
+    std::vector<diagnose::LabelPair> with_le(labels.begin(), labels.end());
+    with_le.emplace_back("le", "+Inf");
+    for (const CatalogTarget& t : through_mapping(bucket, with_le)) {
+      if (field(t.field).type != MetricType::kHistogram) continue;
+      return {{t.field, 1.0, std::string(suffix.substr(1))}};
+    }
+  }
+  if (auto t = through_mapping(name, labels); !t.empty()) return t;
+  // DCGM names the catalog declares beside its fields (--dcgm-names), read
+  // back: DCGM's unit * (1 / the row's scale) = the catalog's unit.
+  if (const DcgmRow* row = find_dcgm_row(name); row != nullptr && row->value != DcgmValue::kLabel &&
+                                                  row->field2 == FieldId::kCount && row->scale != 0) {
+    return {{row->field, 1.0 / row->scale, std::string(row->extra)}};
+  }
+  return {};
+}
+
+Exporter recognise(std::string_view f) {
+  if (f.starts_with("DCGM_")) return Exporter::kDcgmExporter;
+  if (f.starts_with("node_")) return Exporter::kNodeExporter;
+  if (f.starts_with("vllm:")) return Exporter::kVllm;
+  if (f.starts_with("sglang:")) return Exporter::kSglang;
+  if (f.starts_with("tgi_")) return Exporter::kTgi;
+  if (f.starts_with("nv_inference_") || f.starts_with("nv_gpu_") || f.starts_with("nv_energy_")) {
+    return Exporter::kTriton;
+  }
+  if (f.starts_with("gpulens_")) return Exporter::kGpulens;
+  return Exporter::kUnknown;
+}
+
+std::string_view exporter_name(Exporter e) {
+  switch (e) {
+    case Exporter::kDcgmExporter: return "dcgm-exporter";
+    case Exporter::kNodeExporter: return "node_exporter";
+    case Exporter::kVllm: return "vLLM";
+    case Exporter::kSglang: return "SGLang";
+    case Exporter::kTgi: return "TGI";
+    case Exporter::kTriton: return "Triton";
+    case Exporter::kGpulens: return "gpulens";
+    case Exporter::kUnknown: break;
+  }
+  return "unknown";
+}
+
+}  // namespace gpulens::scrape

@@ -1,0 +1,52 @@
+// Scraped names onto the field catalog, through the one mapping table of
+// foreign names (diagnose/mapping.cpp) that `diagnose --replay` uses.
+//
+// A scraped series (dcgm-exporter's DCGM_FI_*, node_exporter's node_*,
+// vLLM's vllm:*, SGLang's sglang:*, TGI's tgi_*, Triton's nv_inference_*, or
+// another gpulens) is looked up in the mapping table; its bindings (signal,
+// rate or gauge, bitmask, latency bound) are then matched against the
+// bindings of every catalog field's own name, and the field whose bindings
+// agree is the one it fills, with the ratio of the two scales as the unit
+// conversion (DCGM percent -> ratio 0.01, MiB -> bytes 2^20, MHz -> hertz
+// 1e6, Triton microseconds -> seconds 1e-6). No second table of names: a
+// name the mapping table does not know maps to nothing here either, except
+// the DCGM names the catalog itself declares for --dcgm-names (energy in mJ,
+// memory clock, encoder/decoder, ...), read back through that row's scale.
+//
+// A histogram's _sum and _count follow its _bucket. Extra labels kept: the
+// ones the catalog's series carry (mode, device, port, le on host and
+// serving series; the DCGM row's own on GPU series); the rest (cpu,
+// model_name, engine, pod identity) is dropped, and series of one family
+// that land on one catalog series are summed (CPU seconds over CPUs,
+// running requests over models).
+//
+//   auto t = catalog_targets("DCGM_FI_DEV_FB_USED", labels);
+//   // t[0].field == FieldId::kGpuMemoryUsed, t[0].scale == 1048576
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnose/mapping.h"
+#include "model/catalog.h"
+
+namespace gpulens::scrape {
+
+struct CatalogTarget {
+  FieldId field;
+  double scale = 1.0;  // scraped value * scale = the catalog's unit
+  std::string extra;   // extra labels of the catalog series, exposition form
+  bool operator==(const CatalogTarget&) const = default;
+};
+
+std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::LabelSpan labels);
+
+// Who exposes a family, recognised by its name.
+enum class Exporter : uint8_t { kUnknown, kDcgmExporter, kNodeExporter, kVllm, kSglang, kTgi, kTriton, kGpulens };
+Exporter recognise(std::string_view family);
+std::string_view exporter_name(Exporter e);
+
+}  // namespace gpulens::scrape

@@ -1,0 +1,523 @@
+// Scrape source: one thread per target (HTTP get, parse, map), the latest
+// result of each handed to the agent by sample().
+#include "sources/scrape/scrape_source.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "diagnose/openmetrics_parser.h"
+#include "sources/scrape/catalog_targets.h"
+#include "util/log.h"
+
+namespace gpulens {
+namespace {
+
+using diagnose::LabelSpan;
+using scrape::Exporter;
+
+constexpr std::string_view kAccept =
+    "application/openmetrics-text;version=1.0.0;q=0.9,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string_view label_of(LabelSpan labels, std::string_view name) {
+  for (const auto& [k, v] : labels) {
+    if (k == name) return v;
+  }
+  return {};
+}
+
+// The URL as shown in labels and logs: without user:password@.
+std::string shown_url(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t at = url.find('@');
+  const size_t slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  if (scheme == std::string::npos || at == std::string::npos || (slash != std::string::npos && at > slash)) {
+    return url;
+  }
+  return url.substr(0, scheme + 3) + url.substr(at + 1);
+}
+
+// GPUs across targets: scraped UUIDs onto registry indices.
+class GpuJoin {
+ public:
+  explicit GpuJoin(SeriesRegistry& registry) : registry_(registry) {}
+
+  // The index of the GPU a series describes; -1 to drop it.
+  int index(LabelSpan labels, const std::string& target) {
+    std::string_view uuid = label_of(labels, "UUID");
+    if (uuid.empty()) uuid = label_of(labels, "gpu_uuid");
+    if (uuid.empty()) uuid = label_of(labels, "uuid");
+    if (uuid.empty()) return -1;
+    std::lock_guard lock(mu_);
+    bool foreign = false;  // GPUs of another source (nvml, sim) are there
+    std::set<int> used;
+    {
+      std::lock_guard reg(registry_.mutex());
+      for (int i = 0; i < registry_.gpu_count(); ++i) {
+        const GpuIdentity* g = registry_.gpu(i);
+        if (g == nullptr || g->uuid.empty()) continue;
+        if (g->uuid == uuid) return i;
+        used.insert(i);
+        foreign |= !ours_.contains(i);
+      }
+    }
+    if (foreign) {
+      if (dropped_.insert(std::string(uuid)).second) {
+        log::warn("scrape_gpu_ignored", {{"target", target}, {"uuid", std::string(uuid)},
+                                         {"reason", "not one of the GPUs the other sources found on this node"}});
+      }
+      return -1;
+    }
+    int idx = -1;
+    const std::string_view gpu = label_of(labels, "gpu");
+    if (!gpu.empty() && gpu.size() < 4 && gpu.find_first_not_of("0123456789") == std::string_view::npos) {
+      idx = std::stoi(std::string(gpu));
+    }
+    if (idx < 0 || used.contains(idx)) {
+      idx = 0;
+      while (used.contains(idx)) ++idx;
+    }
+    GpuIdentity id;
+    id.uuid = uuid;
+    id.name = label_of(labels, "modelName");
+    if (id.name.empty()) id.name = label_of(labels, "gpu_name");
+    id.pci_bus_id = label_of(labels, "pci_bus_id");
+    id.driver = label_of(labels, "DCGM_FI_DRIVER_VERSION");
+    if (const std::string_view dev = label_of(labels, "device"); dev.starts_with("nvidia") && dev.size() > 6 &&
+                                                                  dev.size() < 10 &&
+                                                                  dev.find_first_not_of("0123456789", 6) ==
+                                                                      std::string_view::npos) {
+      id.minor = std::stoi(std::string(dev.substr(6)));
+    }
+    registry_.set_gpu(idx, std::move(id));
+    ours_.insert(idx);
+    log::info("scrape_gpu", {{"target", target}, {"gpu", std::to_string(idx)}, {"uuid", std::string(uuid)}});
+    return idx;
+  }
+
+  // True when the scrape registered GPU `index` (no other GPU source).
+  bool ours(int index) {
+    std::lock_guard lock(mu_);
+    return ours_.contains(index);
+  }
+
+ private:
+  SeriesRegistry& registry_;
+  std::mutex mu_;
+  std::set<int> ours_;
+  std::set<std::string> dropped_;
+};
+
+// What one target's parse produces: catalog values by slot, families of one
+// name summed (CPU seconds over CPUs), another family landing on a taken
+// slot ignored (two DCGM names of one field).
+class TargetSink final : public diagnose::MetricSink {
+ public:
+  TargetSink(SeriesRegistry& registry, GpuJoin& gpus, std::string target)
+      : registry_(registry), gpus_(gpus), target_(std::move(target)) {}
+
+  void begin() {
+    values_.clear();
+    ++round_;
+    pods_.clear();
+    exporters_.clear();
+    mapped_series_ = 0;
+  }
+
+  int64_t on_series(std::string_view name, LabelSpan labels) override {
+    exporters_seen_.insert(scrape::recognise(name));
+    if (name == "gpulens_simulated") simulated_ = true;  // another gpulens running its simulator
+    const std::vector<scrape::CatalogTarget> targets = scrape::catalog_targets(name, labels);
+    if (targets.empty()) return -1;
+    if (!label_of(labels, "GPU_I_ID").empty()) return -1;  // MIG instance: not read
+    int entity = kNodeEntity;
+    if (field(targets.front().field).scope == Scope::kGpu) {
+      entity = gpus_.index(labels, target_);
+      if (entity < 0) return -1;
+    }
+    Handle h;
+    h.family = family_id(name);
+    h.entity = entity;
+    h.exporter = scrape::recognise(name);
+    if (entity >= 0) {
+      h.pod = {std::string(label_of(labels, "container")), std::string(label_of(labels, "namespace")),
+               std::string(label_of(labels, "pod"))};
+    }
+    for (const auto& t : targets) {
+      if (!registry_.collects(t.field)) continue;
+      h.outs.push_back({registry_.slot(t.field, entity, t.extra), t.scale});
+    }
+    if (h.outs.empty()) return -1;
+    handles_.push_back(std::move(h));
+    return static_cast<int64_t>(handles_.size() - 1);
+  }
+
+  void on_sample(int64_t handle, int64_t, double v) override {
+    if (std::isnan(v)) return;  // no value: absent
+    const Handle& h = handles_[static_cast<size_t>(handle)];
+    exporters_.insert(h.exporter);
+    ++mapped_series_;
+    if (h.entity >= 0 && !h.pod.pod.empty()) pods_[h.entity] = h.pod;
+    for (const Out& o : h.outs) {
+      if (o.slot >= stamp_.size()) {
+        stamp_.resize(o.slot + 1024, 0);
+        pos_.resize(o.slot + 1024, 0);
+        family_.resize(o.slot + 1024, 0);
+      }
+      if (stamp_[o.slot] == round_) {
+        if (family_[o.slot] == h.family) values_[pos_[o.slot]].value += v * o.scale;
+        continue;
+      }
+      stamp_[o.slot] = round_;
+      pos_[o.slot] = static_cast<uint32_t>(values_.size());
+      family_[o.slot] = h.family;
+      values_.push_back({o.slot, v * o.scale});
+    }
+  }
+
+  std::vector<Frame::Value>& values() { return values_; }
+  const std::map<int, GpuPod>& pods() const { return pods_; }
+  // Exporters recognised among the series mapped in this scrape ("" none).
+  std::string exporters() const {
+    std::string out;
+    for (Exporter e : exporters_) {
+      if (e == Exporter::kUnknown) continue;
+      out += (out.empty() ? "" : ",") + std::string(scrape::exporter_name(e));
+    }
+    if (out.empty()) {  // nothing mapped: say what it looked like
+      for (Exporter e : exporters_seen_) {
+        if (e != Exporter::kUnknown) out += (out.empty() ? "" : ",") + std::string(scrape::exporter_name(e));
+      }
+    }
+    return out.empty() ? "unknown" : out;
+  }
+  size_t mapped_series() const { return mapped_series_; }
+  bool simulated() const { return simulated_; }
+
+ private:
+  struct Out {
+    uint32_t slot;
+    double scale;
+  };
+  struct Handle {
+    std::vector<Out> outs;
+    uint32_t family = 0;
+    int entity = kNodeEntity;
+    Exporter exporter = Exporter::kUnknown;
+    GpuPod pod;
+  };
+  uint32_t family_id(std::string_view name) {
+    auto it = families_.find(std::string(name));
+    if (it != families_.end()) return it->second;
+    const auto id = static_cast<uint32_t>(families_.size() + 1);
+    families_.emplace(std::string(name), id);
+    return id;
+  }
+
+  SeriesRegistry& registry_;
+  GpuJoin& gpus_;
+  std::string target_;
+  std::vector<Handle> handles_;
+  std::unordered_map<std::string, uint32_t> families_;
+  std::vector<Frame::Value> values_;
+  std::vector<uint64_t> stamp_;
+  std::vector<uint32_t> pos_, family_;
+  uint64_t round_ = 0;
+  std::map<int, GpuPod> pods_;
+  std::set<Exporter> exporters_, exporters_seen_;
+  size_t mapped_series_ = 0;
+  bool simulated_ = false;
+};
+
+// One target: its thread, client, parser and latest result.
+class Target {
+ public:
+  Target(std::string url, const ScrapeOptions& o, SeriesRegistry& registry, GpuJoin& gpus)
+      : url_(std::move(url)), shown_(shown_url(url_)), interval_ms_(o.interval_ms), registry_(registry), gpus_(gpus) {
+    HttpClientOptions c = o.client;
+    c.timeout_ms = o.timeout_ms;
+    c.max_body_bytes = static_cast<size_t>(o.max_bytes);
+    c.cancel = &cancel_;
+    client_ = std::make_unique<HttpClient>(std::move(c));
+    sink_ = std::make_unique<TargetSink>(registry, gpus, shown_);
+    parser_ = make_parser();
+  }
+  ~Target() { stop(); }
+
+  void start() { thread_ = std::thread([this] { run(); }); }
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    cancel_.cancel();
+    if (thread_.joinable()) thread_.join();
+  }
+  // Waits (at most `ms`) for the first scrape to end.
+  void wait_first(int64_t ms) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(ms), [&] { return attempted_ || stopping_; });
+  }
+  const std::string& url() const { return url_; }
+  const std::string& shown() const { return shown_; }
+
+  struct State {
+    bool up = false;
+    std::string error;
+    double duration = 0;
+    int64_t last_ok_ms = 0;
+    bool simulated = false;  // the target said gpulens_simulated: its values are made up
+  };
+  // Appends the latest values to `frame`, except series an earlier target
+  // of this round set (`taken[slot] == round`); returns the state.
+  State copy_into(Frame& frame, std::vector<uint64_t>& taken, uint64_t round) {
+    std::lock_guard lock(mu_);
+    for (const auto& v : values_) {
+      if (v.slot >= taken.size()) taken.resize(v.slot + 1024, 0);
+      if (taken[v.slot] == round) continue;
+      taken[v.slot] = round;
+      frame.set_slot(v.slot, v.value);
+    }
+    return state_;
+  }
+
+ private:
+  std::unique_ptr<diagnose::OpenMetricsParser> make_parser() {
+    diagnose::ParseLimits limits;
+    limits.max_bytes = ~0ull;           // the client bounds the body
+    limits.max_series = 200'000;        // mapped series remembered across scrapes
+    limits.max_ignored_series = 500'000;
+    return std::make_unique<diagnose::OpenMetricsParser>(shown_, *sink_, limits);
+  }
+
+  Status scrape_once(int64_t t0) {
+    auto r = client_->get(url_, {{"Accept", std::string(kAccept)}});
+    if (!r) return r.status();
+    if (r->status != 200) return unavailable("HTTP " + std::to_string(r->status));
+    parser_->start_scrape(t0);
+    sink_->begin();
+    Status s = parser_->feed(r->body);
+    if (s) s = parser_->finish();
+    if (!s && parser_->stats().series >= 200'000) {
+      // Series churn past the bound: start afresh next time.
+      sink_ = std::make_unique<TargetSink>(registry_, gpus_, shown_);
+      parser_ = make_parser();
+    }
+    return s;
+  }
+
+  void run() {
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      lock.unlock();
+      const int64_t t0 = now_ms();
+      const auto c0 = std::chrono::steady_clock::now();
+      Status s = scrape_once(t0);
+      const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+      if (s) {
+        for (const auto& [gpu, pod] : sink_->pods()) {
+          if (gpus_.ours(gpu)) registry_.set_gpu_pod(gpu, pod);
+        }
+      }
+      lock.lock();
+      if (stopping_) break;
+      state_.duration = took;
+      if (s) {
+        values_.swap(sink_->values());
+        state_.up = true;
+        state_.error.clear();
+        state_.last_ok_ms = t0;
+        state_.simulated = sink_->simulated();
+      } else {
+        values_.clear();
+        state_.up = false;
+        state_.error = s.message().starts_with(shown_) ? s.message() : shown_ + ": " + s.message();
+      }
+      attempted_ = true;
+      log_change(s);
+      cv_.notify_all();
+      const int64_t wait = std::max<int64_t>(0, t0 + interval_ms_ - now_ms());
+      cv_.wait_for(lock, std::chrono::milliseconds(wait), [&] { return stopping_; });
+    }
+  }
+
+  // One line per change of state, and of reason while down (under mu_).
+  void log_change(const Status& s) {
+    const int up = s ? 1 : 0;
+    const std::string exporters = s ? sink_->exporters() : "";
+    if (up == logged_up_ && (up ? exporters == logged_exporters_ : s.message() == logged_error_)) return;
+    if (up) {
+      log::info("scrape_target_up", {{"target", shown_}, {"recognised", exporters},
+                                     {"mapped_series", std::to_string(sink_->mapped_series())}});
+    } else {
+      log::warn("scrape_target_down", {{"target", shown_}, {"reason", state_.error}});
+    }
+    logged_up_ = up;
+    logged_error_ = up ? "" : s.message();
+    logged_exporters_ = exporters;
+  }
+
+  std::string url_, shown_;
+  int64_t interval_ms_;
+  SeriesRegistry& registry_;
+  GpuJoin& gpus_;
+  HttpCancel cancel_;
+  std::unique_ptr<HttpClient> client_;
+  std::unique_ptr<TargetSink> sink_;
+  std::unique_ptr<diagnose::OpenMetricsParser> parser_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false, attempted_ = false;
+  std::vector<Frame::Value> values_;
+  State state_{false, "not scraped yet", 0, 0};
+  int logged_up_ = -1;
+  std::string logged_error_, logged_exporters_;
+};
+
+class ScrapeSource final : public Source {
+ public:
+  explicit ScrapeSource(ScrapeOptions o) : options_(std::move(o)) {}
+  ~ScrapeSource() override {
+    std::lock_guard lock(mu_);
+    targets_.clear();  // each stops and joins its thread, cancelling a scrape in flight
+  }
+
+  std::string_view name() const override { return "scrape"; }
+  bool fills_gaps() const override { return true; }
+
+  Status open(SeriesRegistry& registry) override {
+    if (options_.targets.empty()) return invalid_argument("no targets (--scrape URL, source.scrape.targets)");
+    registry_ = &registry;
+    gpus_ = std::make_unique<GpuJoin>(registry);
+    return Status::ok();
+  }
+
+  Status sample(Frame& frame) override {
+    std::lock_guard lock(mu_);
+    if (!started_) {
+      // Threads start at the first sample, once every other source opened
+      // (their GPUs are the ones scraped GPUs join); the agent's first
+      // sample waits for the first answers, at most one timeout.
+      started_ = true;
+      start_targets(options_.targets);
+      for (auto& t : targets_) t->wait_first(options_.timeout_ms + 500);
+    }
+    std::string down;
+    size_t n_down = 0;
+    const int64_t now = frame.time_ms();
+    ++round_;
+    for (auto& t : targets_) {
+      const Target::State st = t->copy_into(frame, taken_, round_);
+      const std::string src = label("source", "scrape") + "," + label("target", t->shown());
+      frame.set_node(FieldId::kAgentSourceUp, src, st.up ? 1 : 0);
+      frame.set_node(FieldId::kAgentCollectionDuration, src, st.duration);
+      if (st.last_ok_ms > 0) {
+        frame.set_node(FieldId::kAgentSourceAge, src, std::max<int64_t>(0, now - st.last_ok_ms) / 1000.0);
+      }
+      if (st.up && st.simulated) frame.set_node(FieldId::kAgentSimulated, label("scenario", "scrape " + t->shown()), 1);
+      if (!st.up) {
+        ++n_down;
+        down += (down.empty() ? "" : "; ") + st.error;
+      }
+    }
+    if (n_down == 0) return Status::ok();
+    return unavailable(std::to_string(n_down) + " of " + std::to_string(targets_.size()) + " targets down: " + down);
+  }
+
+  Status reconfigure(const SourceOptions& all) override {
+    const ScrapeOptions& o = all.scrape;
+    if (o.targets.empty()) return invalid_argument("no targets left: keeping the running ones");
+    std::lock_guard lock(mu_);
+    const bool same_settings = o.interval_ms == options_.interval_ms && o.timeout_ms == options_.timeout_ms &&
+                               o.max_bytes == options_.max_bytes;
+    std::vector<std::string> added, removed;
+    for (const auto& u : o.targets) {
+      if (std::find(options_.targets.begin(), options_.targets.end(), u) == options_.targets.end() ||
+          !same_settings) {
+        added.push_back(u);
+      }
+    }
+    for (const auto& u : options_.targets) {
+      if (std::find(o.targets.begin(), o.targets.end(), u) == o.targets.end() || !same_settings) {
+        removed.push_back(shown_url(u));
+      }
+    }
+    const int64_t interval = o.interval_ms, timeout = o.timeout_ms, max_bytes = o.max_bytes;
+    options_.interval_ms = interval;
+    options_.timeout_ms = timeout;
+    options_.max_bytes = max_bytes;
+    options_.client = o.client;
+    if (!started_) {
+      options_.targets = o.targets;
+      return Status::ok();
+    }
+    // Stop the removed (or all, when settings changed), start the new.
+    std::vector<std::unique_ptr<Target>> kept;
+    for (auto& t : targets_) {
+      if (std::find(o.targets.begin(), o.targets.end(), t->url()) != o.targets.end() && same_settings) {
+        kept.push_back(std::move(t));
+      }
+    }
+    targets_.clear();  // the others stop here
+    targets_ = std::move(kept);
+    options_.targets = o.targets;
+    start_targets(added);
+    std::string a, r;
+    for (const auto& u : added) a += (a.empty() ? "" : ",") + shown_url(u);
+    for (const auto& u : removed) r += (r.empty() ? "" : ",") + u;
+    log::info("scrape_targets", {{"added", a.empty() ? "none" : a}, {"removed", r.empty() ? "none" : r},
+                                 {"targets", std::to_string(targets_.size())}});
+    return Status::ok();
+  }
+
+ private:
+  void start_targets(const std::vector<std::string>& urls) {
+    for (const auto& u : urls) {
+      auto t = std::make_unique<Target>(u, options_, *registry_, *gpus_);
+      t->start();
+      targets_.push_back(std::move(t));
+    }
+    // Keep the configured order (labels and the down message read it).
+    std::vector<std::unique_ptr<Target>> ordered;
+    for (const auto& u : options_.targets) {
+      for (auto& t : targets_) {
+        if (t && t->url() == u) ordered.push_back(std::move(t));
+      }
+    }
+    for (auto& t : targets_) {
+      if (t) ordered.push_back(std::move(t));
+    }
+    targets_ = std::move(ordered);
+  }
+
+  ScrapeOptions options_;
+  SeriesRegistry* registry_ = nullptr;
+  std::unique_ptr<GpuJoin> gpus_;
+  std::mutex mu_;
+  bool started_ = false;
+  std::vector<std::unique_ptr<Target>> targets_;
+  std::vector<uint64_t> taken_;  // per slot: the round a target set it
+  uint64_t round_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> make_scrape_source(const SourceOptions& options) {
+  return std::make_unique<ScrapeSource>(options.scrape);
+}
+
+}  // namespace gpulens

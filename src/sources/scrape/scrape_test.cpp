@@ -1,0 +1,389 @@
+// The scrape source: names onto the catalog (units, recognition, the one
+// mapping table), and the source against a loopback stand-in that answers
+// dcgm-exporter and vLLM text, garbage, HTTP 500, or nothing at all.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "sources/scrape/catalog_targets.h"
+#include "sources/scrape/scrape_source.h"
+#include "store/live.h"
+
+namespace gpulens {
+namespace {
+
+using scrape::catalog_targets;
+using scrape::CatalogTarget;
+
+std::vector<CatalogTarget> targets(std::string_view name,
+                                   std::vector<std::pair<std::string_view, std::string_view>> labels = {}) {
+  return catalog_targets(name, labels);
+}
+
+TEST(CatalogTargets, DcgmUnitsBecomeTheCatalogs) {
+  EXPECT_EQ(targets("DCGM_FI_DEV_FB_USED"), (std::vector<CatalogTarget>{{FieldId::kGpuMemoryUsed, 1048576.0, ""}}));
+  EXPECT_EQ(targets("DCGM_FI_DEV_GPU_UTIL"), (std::vector<CatalogTarget>{{FieldId::kGpuUtilization, 0.01, ""}}));
+  EXPECT_EQ(targets("DCGM_FI_DEV_SM_CLOCK"), (std::vector<CatalogTarget>{{FieldId::kGpuSmClock, 1e6, ""}}));
+  EXPECT_EQ(targets("DCGM_FI_PROF_SM_OCCUPANCY"), (std::vector<CatalogTarget>{{FieldId::kGpuSmOccupancy, 1, ""}}));
+  EXPECT_EQ(targets("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"),
+            (std::vector<CatalogTarget>{{FieldId::kGpuTensorActive, 1, ""}}));
+  EXPECT_EQ(targets("DCGM_FI_PROF_DRAM_ACTIVE"), (std::vector<CatalogTarget>{{FieldId::kGpuDramActive, 1, ""}}));
+  EXPECT_EQ(targets("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"),
+            (std::vector<CatalogTarget>{{FieldId::kGpuClockEventReasons, 1, ""}}));
+  EXPECT_EQ(targets("DCGM_FI_DEV_CLOCKS_EVENT_REASONS"), targets("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"));
+  // Through the catalog's own DCGM rows: mJ -> J, MHz -> Hz.
+  ASSERT_EQ(targets("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION").size(), 1u);
+  EXPECT_EQ(targets("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION")[0].field, FieldId::kGpuEnergy);
+  EXPECT_DOUBLE_EQ(targets("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION")[0].scale, 0.001);
+  ASSERT_EQ(targets("DCGM_FI_DEV_MEM_CLOCK").size(), 1u);
+  EXPECT_DOUBLE_EQ(targets("DCGM_FI_DEV_MEM_CLOCK")[0].scale, 1e6);
+  // A label row is no value.
+  EXPECT_TRUE(targets("DCGM_FI_DRIVER_VERSION").empty());
+}
+
+// One truth: where the mapping table and the catalog's DCGM rows both know
+// a name, they agree on the field's unit.
+TEST(CatalogTargets, MappingTableAndDcgmRowsAgree) {
+  int both = 0;
+  for (const DcgmRow& row : dcgm_rows()) {
+    if (row.value == DcgmValue::kLabel || row.field2 != FieldId::kCount || !row.extra.empty()) continue;
+    if (diagnose::map_series(row.name, {}).empty()) continue;
+    const auto t = targets(row.name);
+    ASSERT_EQ(t.size(), 1u) << row.name;
+    if (t[0].field != row.field) continue;  // e.g. PCIe bytes/s: a rate field beside the counter row
+    EXPECT_NEAR(t[0].scale * row.scale, 1.0, 1e-9) << row.name;
+    ++both;
+  }
+  EXPECT_GE(both, 10);
+}
+
+TEST(CatalogTargets, NodeExporterAndServingEngines) {
+  EXPECT_EQ(targets("node_cpu_seconds_total", {{"cpu", "3"}, {"mode", "idle"}}),
+            (std::vector<CatalogTarget>{{FieldId::kHostCpuSeconds, 1, "mode=\"idle\""}}));
+  EXPECT_EQ(targets("node_network_receive_bytes_total", {{"device", "eth0"}}),
+            (std::vector<CatalogTarget>{{FieldId::kHostNetworkReceiveBytes, 1, "device=\"eth0\""}}));
+  EXPECT_EQ(targets("node_pressure_io_waiting_seconds_total"),
+            (std::vector<CatalogTarget>{{FieldId::kHostPressureIoWaiting, 1, ""}}));
+  EXPECT_EQ(targets("vllm:num_requests_running", {{"model_name", "m"}, {"engine", "0"}}),
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsRunning, 1, ""}}));
+  EXPECT_EQ(targets("sglang:num_queue_reqs", {{"model_name", "m"}}),
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, ""}}));
+  EXPECT_EQ(targets("tgi_queue_size"), (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, ""}}));
+  EXPECT_EQ(targets("vllm:e2e_request_latency_seconds_bucket", {{"model_name", "m"}, {"le", "0.3"}}),
+            (std::vector<CatalogTarget>{{FieldId::kServingLatency, 1, "le=\"0.3\""}}));
+  EXPECT_EQ(targets("vllm:e2e_request_latency_seconds_sum", {{"model_name", "m"}}),
+            (std::vector<CatalogTarget>{{FieldId::kServingLatency, 1, "sum"}}));
+  EXPECT_EQ(targets("tgi_request_duration_count"),
+            (std::vector<CatalogTarget>{{FieldId::kServingLatency, 1, "count"}}));
+  // Triton: microseconds -> seconds; with the successes, the mean latency.
+  EXPECT_EQ(targets("nv_inference_request_duration_us", {{"model", "m"}, {"version", "1"}}),
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestDuration, 1e-6, ""}}));
+  EXPECT_EQ(targets("nv_inference_request_success", {{"model", "m"}, {"version", "1"}}),
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsSucceeded, 1, ""}}));
+  EXPECT_EQ(targets("nv_inference_pending_request_count", {{"model", "m"}, {"version", "1"}}),
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, ""}}));
+  EXPECT_TRUE(targets("node_cpu_seconds_total_sum").empty());
+  EXPECT_TRUE(targets("go_goroutines").empty());
+  EXPECT_TRUE(targets("vllm:prompt_tokens_total").empty());
+}
+
+// The names docs/scrape.md lists as read.
+TEST(CatalogTargets, EveryDocumentedNameMaps) {
+  for (const char* n :
+       {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL", "DCGM_FI_DEV_ENC_UTIL", "DCGM_FI_DEV_DEC_UTIL",
+        "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_RESERVED", "DCGM_FI_DEV_SM_CLOCK",
+        "DCGM_FI_DEV_MEM_CLOCK", "DCGM_FI_DEV_MAX_SM_CLOCK", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+        "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_SM_OCCUPANCY", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+        "DCGM_FI_PROF_DRAM_ACTIVE", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_GPU_TEMP",
+        "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+        "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_PCIE_LINK_GEN", "DCGM_FI_DEV_PCIE_LINK_WIDTH",
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES",
+        "node_pressure_cpu_waiting_seconds_total", "node_pressure_io_waiting_seconds_total",
+        "node_disk_io_time_seconds_total", "node_infiniband_port_data_received_bytes_total",
+        "vllm:num_requests_running", "vllm:num_requests_waiting", "sglang:num_running_reqs",
+        "sglang:num_queue_reqs", "tgi_batch_current_size", "tgi_queue_size"}) {
+    EXPECT_EQ(targets(n).size(), 1u) << n;
+  }
+  EXPECT_EQ(targets("node_cpu_seconds_total", {{"mode", "user"}}).size(), 1u);
+  EXPECT_EQ(targets("node_network_transmit_bytes_total", {{"device", "eth0"}}).size(), 1u);
+  EXPECT_EQ(targets("node_network_speed_bytes", {{"device", "eth0"}}).size(), 1u);
+  EXPECT_EQ(targets("sglang:e2e_request_latency_seconds_bucket", {{"le", "1"}}).size(), 1u);
+  EXPECT_EQ(targets("tgi_request_duration_bucket", {{"le", "1"}}).size(), 1u);
+}
+
+TEST(CatalogTargets, ExportersRecognisedByTheirNames) {
+  using scrape::Exporter;
+  EXPECT_EQ(scrape::recognise("DCGM_FI_DEV_GPU_UTIL"), Exporter::kDcgmExporter);
+  EXPECT_EQ(scrape::recognise("node_load1"), Exporter::kNodeExporter);
+  EXPECT_EQ(scrape::recognise("vllm:num_requests_running"), Exporter::kVllm);
+  EXPECT_EQ(scrape::recognise("sglang:num_queue_reqs"), Exporter::kSglang);
+  EXPECT_EQ(scrape::recognise("tgi_queue_size"), Exporter::kTgi);
+  EXPECT_EQ(scrape::recognise("nv_inference_request_success"), Exporter::kTriton);
+  EXPECT_EQ(scrape::recognise("go_goroutines"), Exporter::kUnknown);
+  EXPECT_EQ(scrape::exporter_name(Exporter::kDcgmExporter), "dcgm-exporter");
+}
+
+// Loopback stand-in: serves `pages` by path, many connections; "/hang"
+// accepts and never answers.
+class StandIn {
+ public:
+  explicit StandIn(std::map<std::string, std::string> pages) : pages_(std::move(pages)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), len), 0);
+    EXPECT_EQ(::listen(fd_, 16), 0);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~StandIn() {
+    stop_ = true;
+    thread_.join();
+    for (int c : hung_) ::close(c);
+    ::close(fd_);
+  }
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+  void set(const std::string& path, std::string body) {
+    std::lock_guard lock(mu_);
+    pages_[path] = std::move(body);
+  }
+
+ private:
+  void serve() {
+    while (!stop_) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) continue;
+      std::string req;
+      char buf[4096];
+      while (req.find("\r\n\r\n") == std::string::npos) {
+        const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        req.append(buf, static_cast<size_t>(n));
+      }
+      const size_t sp = req.find(' ');
+      const std::string path = req.substr(sp + 1, req.find(' ', sp + 1) - sp - 1);
+      if (path == "/hang") {
+        hung_.push_back(c);
+        continue;
+      }
+      std::string reply;
+      {
+        std::lock_guard lock(mu_);
+        auto it = pages_.find(path);
+        if (path == "/500") {
+          reply = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\noops";
+        } else if (it == pages_.end()) {
+          reply = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+        } else {
+          reply = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: " +
+                  std::to_string(it->second.size()) + "\r\n\r\n" + it->second;
+        }
+      }
+      ::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+      ::close(c);
+    }
+  }
+  std::mutex mu_;
+  std::map<std::string, std::string> pages_;
+  std::vector<int> hung_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// dcgm-exporter's line format and label order (4.x), two GPUs, one in a pod.
+const std::string kDcgm =
+    "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n"
+    "# TYPE DCGM_FI_DEV_FB_USED gauge\n"
+    "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-aaaa\",pci_bus_id=\"00000000:07:00.0\",device=\"nvidia0\","
+    "modelName=\"NVIDIA A100-SXM4-80GB\",Hostname=\"n1\",DCGM_FI_DRIVER_VERSION=\"550.144.03\","
+    "container=\"trainer\",namespace=\"ml\",pod=\"job-0\"} 2048\n"
+    "DCGM_FI_DEV_FB_USED{gpu=\"1\",UUID=\"GPU-bbbb\",pci_bus_id=\"00000000:0F:00.0\",device=\"nvidia1\","
+    "modelName=\"NVIDIA A100-SXM4-80GB\",Hostname=\"n1\",DCGM_FI_DRIVER_VERSION=\"550.144.03\"} 0\n"
+    "# HELP DCGM_FI_PROF_SM_OCCUPANCY The ratio of number of warps resident on an SM.\n"
+    "# TYPE DCGM_FI_PROF_SM_OCCUPANCY gauge\n"
+    "DCGM_FI_PROF_SM_OCCUPANCY{gpu=\"0\",UUID=\"GPU-aaaa\",pci_bus_id=\"00000000:07:00.0\",device=\"nvidia0\","
+    "modelName=\"NVIDIA A100-SXM4-80GB\",Hostname=\"n1\",DCGM_FI_DRIVER_VERSION=\"550.144.03\","
+    "container=\"trainer\",namespace=\"ml\",pod=\"job-0\"} 0.250000\n"
+    "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n"
+    "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+    "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-aaaa\",pci_bus_id=\"00000000:07:00.0\",device=\"nvidia0\","
+    "modelName=\"NVIDIA A100-SXM4-80GB\",Hostname=\"n1\",DCGM_FI_DRIVER_VERSION=\"550.144.03\","
+    "container=\"trainer\",namespace=\"ml\",pod=\"job-0\"} 93\n";
+
+// vLLM (prometheus_client text): two engines summed, a histogram.
+const std::string kVllm =
+    "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+    "# TYPE vllm:num_requests_running gauge\n"
+    "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3.0\n"
+    "vllm:num_requests_running{engine=\"1\",model_name=\"m\"} 4.0\n"
+    "# TYPE vllm:e2e_request_latency_seconds histogram\n"
+    "vllm:e2e_request_latency_seconds_bucket{engine=\"0\",le=\"0.3\",model_name=\"m\"} 10.0\n"
+    "vllm:e2e_request_latency_seconds_bucket{engine=\"0\",le=\"+Inf\",model_name=\"m\"} 12.0\n"
+    "vllm:e2e_request_latency_seconds_count{engine=\"0\",model_name=\"m\"} 12.0\n"
+    "vllm:e2e_request_latency_seconds_sum{engine=\"0\",model_name=\"m\"} 2.5\n"
+    "vllm:e2e_request_latency_seconds_created{engine=\"0\",model_name=\"m\"} 1.7e9\n";
+
+double value_of(SeriesRegistry& reg, LiveStore& live, FieldId f, int gpu, std::string_view extra = {}) {
+  const uint32_t s = reg.slot(f, gpu, extra);
+  std::lock_guard lock(live.mutex());
+  return live.present(s) ? live.value(s) : -1;
+}
+
+SourceOptions options(std::vector<std::string> targets) {
+  SourceOptions o;
+  o.scrape.targets = std::move(targets);
+  o.scrape.interval_ms = 100;
+  o.scrape.timeout_ms = 300;
+  o.scrape.max_bytes = 64 << 10;
+  return o;
+}
+
+TEST(ScrapeSource, ScrapedGpusBecomeTheGpusWithTheirPods) {
+  StandIn srv({{"/dcgm", kDcgm}, {"/vllm", kVllm}});
+  SeriesRegistry reg;
+  LiveStore live;
+  auto src = make_scrape_source(options({srv.url("/dcgm"), srv.url("/vllm")}));
+  ASSERT_TRUE(src->open(reg).is_ok());
+  EXPECT_TRUE(src->fills_gaps());
+  const int idx = live.add_source("scrape", false, true);
+  Frame f(reg);
+  f.clear(1000);
+  Status s = src->sample(f);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  live.publish(idx, f);
+  ASSERT_EQ(reg.gpu_count(), 2);
+  EXPECT_EQ(reg.gpu(0)->uuid, "GPU-aaaa");
+  EXPECT_EQ(reg.gpu(0)->name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(reg.gpu(0)->pci_bus_id, "00000000:07:00.0");
+  EXPECT_EQ(reg.gpu(0)->driver, "550.144.03");
+  EXPECT_EQ(reg.gpu(1)->uuid, "GPU-bbbb");
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuMemoryUsed, 0), 2048.0 * 1048576);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuMemoryUsed, 1), 0);  // a real 0 stays 0
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuSmOccupancy, 0), 0.25);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuUtilization, 0), 0.93);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuSmOccupancy, 1), -1);  // not given: absent
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, kNodeEntity), 7);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "le=\"0.3\""), 10);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "sum"), 2.5);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kAgentSourceUp, kNodeEntity,
+                            "source=\"scrape\",target=\"" + srv.url("/dcgm") + "\""),
+                   1);
+  {
+    std::lock_guard lock(reg.mutex());
+    EXPECT_NE(reg.dcgm_labels(0).find("container=\"trainer\",namespace=\"ml\",pod=\"job-0\""), std::string::npos)
+        << reg.dcgm_labels(0);
+    EXPECT_EQ(reg.dcgm_labels(1).find("pod="), std::string::npos);
+  }
+}
+
+TEST(ScrapeSource, ScrapedGpusJoinTheNodesGpusByUuid) {
+  StandIn srv({{"/dcgm", kDcgm}});
+  SeriesRegistry reg;
+  reg.set_gpu(0, {.uuid = "GPU-bbbb", .name = "NVIDIA A100-SXM4-80GB"});  // as nvml found them
+  reg.set_gpu(1, {.uuid = "GPU-cccc", .name = "NVIDIA A100-SXM4-80GB"});
+  LiveStore live;
+  auto src = make_scrape_source(options({srv.url("/dcgm")}));
+  ASSERT_TRUE(src->open(reg).is_ok());
+  const int idx = live.add_source("scrape", false, true);
+  Frame f(reg);
+  f.clear(1000);
+  ASSERT_TRUE(src->sample(f).is_ok());
+  live.publish(idx, f);
+  EXPECT_EQ(reg.gpu_count(), 2);  // GPU-aaaa is not on this node: dropped
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuMemoryUsed, 0), 0);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuMemoryUsed, 1), -1);
+}
+
+TEST(ScrapeSource, BadTargetsAreDownWithTheirReasonWhileTheOthersServe) {
+  StandIn srv({{"/dcgm", kDcgm}, {"/garbage", "<html><body>login</body></html>\n"},
+               {"/big", std::string(100 << 10, '#')}});
+  SeriesRegistry reg;
+  LiveStore live;
+  auto src = make_scrape_source(options(
+      {srv.url("/dcgm"), srv.url("/garbage"), srv.url("/500"), srv.url("/hang"), srv.url("/big"), "http://127.0.0.1:1/metrics"}));
+  ASSERT_TRUE(src->open(reg).is_ok());
+  const int idx = live.add_source("scrape", false, true);
+  Frame f(reg);
+  f.clear(1000);
+  Status s = src->sample(f);  // the first sample waits for every first answer, at most one timeout
+  live.publish(idx, f);
+  ASSERT_FALSE(s.is_ok());
+  const std::string m = s.message();
+  EXPECT_NE(m.find("5 of 6 targets down"), std::string::npos) << m;
+  EXPECT_NE(m.find(srv.url("/garbage") + ":1: expected a metric name"), std::string::npos) << m;
+  EXPECT_NE(m.find(srv.url("/500") + ": HTTP 500"), std::string::npos) << m;
+  EXPECT_NE(m.find("timeout after 300 ms"), std::string::npos) << m;
+  EXPECT_NE(m.find("exceeds 65536 bytes"), std::string::npos) << m;
+  EXPECT_NE(m.find("http://127.0.0.1:1/metrics: connect 127.0.0.1:1: Connection refused"), std::string::npos) << m;
+  auto up = [&](const std::string& path) {
+    return value_of(reg, live, FieldId::kAgentSourceUp, kNodeEntity,
+                    "source=\"scrape\",target=\"" + (path[0] == '/' ? srv.url(path) : path) + "\"");
+  };
+  EXPECT_EQ(up("/dcgm"), 1);
+  EXPECT_EQ(up("/garbage"), 0);
+  EXPECT_EQ(up("/500"), 0);
+  EXPECT_EQ(up("/hang"), 0);
+  EXPECT_EQ(up("/big"), 0);
+  EXPECT_EQ(up("http://127.0.0.1:1/metrics"), 0);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuSmOccupancy, 0), 0.25);  // the good one still served
+}
+
+TEST(ScrapeSource, ATargetThatBreaksLosesItsValuesAndReloadChangesTargets) {
+  StandIn srv({{"/dcgm", kDcgm}, {"/vllm", kVllm}});
+  SeriesRegistry reg;
+  LiveStore live;
+  auto src = make_scrape_source(options({srv.url("/dcgm")}));
+  ASSERT_TRUE(src->open(reg).is_ok());
+  const int idx = live.add_source("scrape", false, true);
+  Frame f(reg);
+  f.clear(1000);
+  ASSERT_TRUE(src->sample(f).is_ok());
+  live.publish(idx, f);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuSmOccupancy, 0), 0.25);
+  srv.set("/dcgm", "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\" 1\n");  // cut short: garbage
+  Status s;
+  for (int i = 0; i < 50; ++i) {  // the target's thread scrapes every 100 ms
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    f.clear(2000 + i);
+    s = src->sample(f);
+    if (!s.is_ok()) break;
+  }
+  live.publish(idx, f);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("unterminated label set"), std::string::npos) << s.message();
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuSmOccupancy, 0), -1);  // nothing stale kept
+
+  ASSERT_TRUE(src->reconfigure(options({srv.url("/vllm")})).is_ok());
+  for (int i = 0; i < 50; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    f.clear(3000 + i);
+    s = src->sample(f);
+    if (s.is_ok()) break;
+  }
+  live.publish(idx, f);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, kNodeEntity), 7);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kAgentSourceUp, kNodeEntity,
+                            "source=\"scrape\",target=\"" + srv.url("/dcgm") + "\""),
+                   -1);  // the removed target's series are gone
+  EXPECT_FALSE(src->reconfigure(options({})).is_ok());
+}
+
+}  // namespace
+}  // namespace gpulens
