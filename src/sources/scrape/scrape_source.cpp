@@ -49,6 +49,18 @@ std::string shown_url(const std::string& url) {
   return url.substr(0, scheme + 3) + url.substr(at + 1);
 }
 
+bool same_client(const HttpClientOptions& a, const HttpClientOptions& b) {
+  const auto& t = a.tls;
+  const auto& u = b.tls;
+  const auto& x = a.auth;
+  const auto& y = b.auth;
+  return t.ca_file == u.ca_file && t.cert_file == u.cert_file && t.key_file == u.key_file &&
+         t.server_name == u.server_name && t.insecure_skip_verify == u.insecure_skip_verify &&
+         x.username == y.username && x.password == y.password && x.password_file == y.password_file &&
+         x.authorization_type == y.authorization_type && x.credentials == y.credentials &&
+         x.credentials_file == y.credentials_file && x.headers == y.headers;
+}
+
 // GPUs across targets: scraped UUIDs onto registry indices.
 class GpuJoin {
  public:
@@ -443,7 +455,7 @@ class ScrapeSource final : public Source {
     if (o.targets.empty()) return invalid_argument("no targets left: keeping the running ones");
     std::lock_guard lock(mu_);
     const bool same_settings = o.interval_ms == options_.interval_ms && o.timeout_ms == options_.timeout_ms &&
-                               o.max_bytes == options_.max_bytes;
+                               o.max_bytes == options_.max_bytes && same_client(o.client, options_.client);
     std::vector<std::string> added, removed;
     for (const auto& u : o.targets) {
       if (std::find(options_.targets.begin(), options_.targets.end(), u) == options_.targets.end() ||

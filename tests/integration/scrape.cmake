@@ -1,0 +1,5 @@
+# The scrape source against a real node_exporter and a stand-in replaying
+# dcgm-exporter, vLLM and Triton, with targets that die, hang, answer 500,
+# answer HTML and serve 50 MB (about 10 s).
+add_test(NAME scrape COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scrape_test.sh $<TARGET_FILE:gpulens> ${PROJECT_SOURCE_DIR})
+set_tests_properties(scrape PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 120)
