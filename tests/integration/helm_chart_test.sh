@@ -105,6 +105,13 @@ lacks minimal 'kind: ServiceMonitor'
 lacks minimal 'kind: ServiceAccount'
 lacks minimal 'nodeSelector:'
 lacks minimal 'release: '
+has scrape '- --source=nvml,host,kubelet,scrape$'
+has scrape '- --scrape=http://nvidia-dcgm-exporter.gpu-operator.svc:9400/metrics$'
+has scrape '- --scrape=http://$(NODE_IP):9100/metrics$'
+has scrape 'fieldPath: status.hostIP'
+has scrape 'interval: 5s'
+lacks default 'NODE_IP'
+lacks default '- --scrape='
 has web-config '- --web-config-file=/etc/gpulens/web/web-config.yml$'
 has web-config 'secretName: gpulens-web-config'
 has web-config 'tcpSocket:'
@@ -127,9 +134,10 @@ done
 printf 'sources: [sim]\n' >"$tmp/sim.yaml"
 if "$render" -f "$tmp/sim.yaml" "$chart" >/dev/null 2>"$tmp/err"; then fail "sources [sim] rendered"; fi
 grep -q 'sim serves made-up data' "$tmp/err" || fail "sources [sim]: $(cat "$tmp/err")"
-printf 'scrape: {targets: [http://127.0.0.1:9401/metrics]}\n' >"$tmp/scrape.yaml"
-if "$render" -f "$tmp/scrape.yaml" "$chart" >/dev/null 2>"$tmp/err"; then fail "scrape.targets rendered without a scrape source"; fi
-grep -q 'scrape.targets: the agent has no scrape source yet' "$tmp/err" || fail "scrape.targets: $(cat "$tmp/err")"
+printf 'scrape: {targets: [127.0.0.1:9401/metrics]}\n' >"$tmp/scrape.yaml"
+if "$render" -f "$tmp/scrape.yaml" "$chart" >/dev/null 2>"$tmp/err"; then fail "a scrape target without a scheme rendered"; fi
+grep -q 'scrape.targets: "127.0.0.1:9401/metrics" is not an http:// or https:// URL' "$tmp/err" ||
+  fail "scrape.targets: $(cat "$tmp/err")"
 
 # No drift: the security-relevant fields of the chart's DaemonSet and the
 # kustomize base's are the same; the check itself sees a difference.

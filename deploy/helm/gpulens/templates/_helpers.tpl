@@ -71,8 +71,13 @@ release: {{ . }}
 {{/* The sources the agent runs. */}}
 {{- define "gpulens.sources" -}}
 {{- $sources := .Values.sources }}
-{{- if .Values.scrape.targets }}
-{{- fail "scrape.targets: the agent has no scrape source yet (--scrape is pending); leave it empty" }}
+{{- range .Values.scrape.targets }}
+{{- if not (or (hasPrefix "http://" .) (hasPrefix "https://" .)) }}
+{{- fail (printf "scrape.targets: %q is not an http:// or https:// URL" .) }}
+{{- end }}
+{{- end }}
+{{- if and .Values.scrape.targets (not (has "scrape" $sources)) }}
+{{- $sources = append $sources "scrape" }}
 {{- end }}
 {{- if has "sim" $sources }}
 {{- fail "sources: sim serves made-up data; the chart runs on GPU nodes (nvml, host, kubelet)" }}
@@ -116,6 +121,9 @@ release: {{ . }}
 {{- end }}
 {{- with .Values.remoteWrite.url }}
 - --remote-write={{ . }}
+{{- end }}
+{{- range .Values.scrape.targets }}
+- --scrape={{ . }}
 {{- end }}
 {{- if .Values.webConfig.existingSecret }}
 - --web-config-file=/etc/gpulens/web/{{ .Values.webConfig.key }}
