@@ -115,15 +115,16 @@ duration=$(awk '$1 == "serving_request_duration_seconds_total" {print $NF}' "$ST
 ok=$(awk '$1 == "serving_requests_succeeded_total" {print $NF}' "$STACK/one.prom")
 python3 -c 'import sys; d, n = map(float, sys.argv[1:]); sys.exit(0 if n > 0 and abs(d / n - 0.02) < 1e-9 else 1)' \
   "$duration" "$ok" || stack_fail "Triton: $duration s over $ok requests, want 20000 us = 0.02 s each"
-metrics | grep -q '^gpu_up' && stack_fail "gpu_up made up for scraped GPUs (dcgm-exporter does not give it)"
-metrics | grep -q "^gpu_pcie_link_generation$g0" && stack_fail "a field no target gives is present"
+metrics >"$STACK/m.prom"  # grep -q on a pipe would cut curl short (SIGPIPE under pipefail)
+grep -q '^gpu_up' "$STACK/m.prom" && stack_fail "gpu_up made up for scraped GPUs (dcgm-exporter does not give it)"
+grep -q "^gpu_pcie_link_generation$g0" "$STACK/m.prom" && stack_fail "a field no target gives is present"
 # Precedence: the host source (fixture /proc) keeps the CPU seconds; node_exporter fills PSI.
 check 'host_cpu_seconds_total{mode="user"}' 123.45
 [[ -n $(value host_pressure_cpu_waiting_seconds_total) ]] || stack_fail "node_exporter's PSI not filled in"
 # Pods dcgm-exporter attached, on --dcgm-names series.
-metrics | grep -q '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="0",UUID="GPU-5e8f3c1a-0000-4a6b-9c3d-000000000000",pci_bus_id="00000000:07:00.0",device="nvidia0",modelName="NVIDIA A100-SXM4-80GB",Hostname="[^"]*",DCGM_FI_DRIVER_VERSION="550.144.03",container="trainer",namespace="ml",pod="llm-train-0"} 0.250000$' ||
-  stack_fail "GPU 0's DCGM series lack the pod dcgm-exporter attached"
-metrics | grep '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="7"' | grep -q 'pod=' && stack_fail "GPU 7 got a pod"
+grep -q '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="0",UUID="GPU-5e8f3c1a-0000-4a6b-9c3d-000000000000",pci_bus_id="00000000:07:00.0",device="nvidia0",modelName="NVIDIA A100-SXM4-80GB",Hostname="[^"]*",DCGM_FI_DRIVER_VERSION="550.144.03",container="trainer",namespace="ml",pod="llm-train-0"} 0.250000$' "$STACK/m.prom" ||
+  stack_fail "GPU 0's DCGM series lack the pod dcgm-exporter attached: $(grep '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="0"' "$STACK/m.prom")"
+grep '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="7"' "$STACK/m.prom" | grep -q 'pod=' && stack_fail "GPU 7 got a pod"
 
 # --- a hung target never stalls the agent's /metrics ----------------------
 for _ in 1 2 3 4 5; do
