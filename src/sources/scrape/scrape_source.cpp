@@ -140,6 +140,8 @@ class TargetSink final : public diagnose::MetricSink {
   TargetSink(SeriesRegistry& registry, GpuJoin& gpus, std::string target)
       : registry_(registry), gpus_(gpus), target_(std::move(target)) {}
 
+  // Starts a scrape attempt (every attempt, failed ones too: a series
+  // unused for more than one attempt looks its slots up again).
   void begin() {
     values_.clear();
     ++round_;
@@ -160,6 +162,7 @@ class TargetSink final : public diagnose::MetricSink {
       if (entity < 0) return -1;
     }
     Handle h;
+    h.last_round = round_;
     h.family = family_id(name);
     h.entity = entity;
     h.exporter = scrape::recognise(name);
@@ -169,7 +172,7 @@ class TargetSink final : public diagnose::MetricSink {
     }
     for (const auto& t : targets) {
       if (!registry_.collects(t.field)) continue;
-      h.outs.push_back({registry_.slot(t.field, entity, t.extra), t.scale});
+      h.outs.push_back({registry_.slot(t.field, entity, t.extra), t.scale, t.field, t.extra});
     }
     if (h.outs.empty()) return -1;
     handles_.push_back(std::move(h));
@@ -178,7 +181,13 @@ class TargetSink final : public diagnose::MetricSink {
 
   void on_sample(int64_t handle, int64_t, double v) override {
     if (std::isnan(v)) return;  // no value: absent
-    const Handle& h = handles_[static_cast<size_t>(handle)];
+    Handle& h = handles_[static_cast<size_t>(handle)];
+    if (h.last_round + 1 < round_) {
+      // Unused for a while: the history may have reclaimed the slots of its
+      // series (absent for a whole window), so look them up again.
+      for (Out& o : h.outs) o.slot = registry_.slot(o.field, h.entity, o.extra);
+    }
+    h.last_round = round_;
     exporters_.insert(h.exporter);
     ++mapped_series_;
     if (h.entity >= 0 && !h.pod.pod.empty()) pods_[h.entity] = h.pod;
@@ -222,9 +231,12 @@ class TargetSink final : public diagnose::MetricSink {
   struct Out {
     uint32_t slot;
     double scale;
+    FieldId field;
+    std::string extra;
   };
   struct Handle {
     std::vector<Out> outs;
+    uint64_t last_round = 0;  // the scrape attempt that last used it
     uint32_t family = 0;
     int entity = kNodeEntity;
     Exporter exporter = Exporter::kUnknown;
@@ -316,11 +328,11 @@ class Target {
   }
 
   Status scrape_once(int64_t t0) {
+    sink_->begin();
     auto r = client_->get(url_, {{"Accept", std::string(kAccept)}});
     if (!r) return r.status();
     if (r->status != 200) return unavailable("HTTP " + std::to_string(r->status));
     parser_->start_scrape(t0);
-    sink_->begin();
     Status s = parser_->feed(r->body);
     if (s) s = parser_->finish();
     if (!s && parser_->stats().series >= 200'000) {

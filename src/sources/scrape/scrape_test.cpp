@@ -385,5 +385,48 @@ TEST(ScrapeSource, ATargetThatBreaksLosesItsValuesAndReloadChangesTargets) {
   EXPECT_FALSE(src->reconfigure(options({})).is_ok());
 }
 
+// A series absent for a whole history window gives its slot back (History::
+// reclaim); a target that comes back must not write into the slot's new owner.
+TEST(ScrapeSource, SeriesBackAfterTheirSlotWasReclaimedLookItUpAgain) {
+  StandIn srv({{"/dcgm", kDcgm}});
+  SeriesRegistry reg;
+  LiveStore live;
+  auto src = make_scrape_source(options({srv.url("/dcgm")}));
+  ASSERT_TRUE(src->open(reg).is_ok());
+  const int idx = live.add_source("scrape", false, true);
+  Frame f(reg);
+  f.clear(1000);
+  ASSERT_TRUE(src->sample(f).is_ok());
+  const uint32_t occ = reg.slot(FieldId::kGpuSmOccupancy, 0);
+  srv.set("/dcgm", "<html>\n");
+  Status s;
+  for (int i = 0; i < 50 && s.is_ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    f.clear(2000 + i);
+    s = src->sample(f);
+  }
+  live.publish(idx, f);
+  ASSERT_FALSE(s.is_ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // more attempts fail meanwhile
+  {
+    std::lock_guard lock(reg.mutex());
+    reg.release_locked({occ});  // forgets the lookup marks
+    ASSERT_EQ(reg.release_locked({occ}), std::vector<uint32_t>{occ});
+  }
+  const uint32_t other = reg.slot(FieldId::kGpuPower, 5);  // reuses the freed slot
+  ASSERT_EQ(other, occ);
+  srv.set("/dcgm", kDcgm);
+  for (int i = 0; i < 50; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    f.clear(3000 + i);
+    s = src->sample(f);
+    if (s.is_ok()) break;
+  }
+  live.publish(idx, f);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuPower, 5), -1);  // not the scraped occupancy
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuSmOccupancy, 0), 0.25);
+}
+
 }  // namespace
 }  // namespace gpulens
