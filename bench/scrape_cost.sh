@@ -9,8 +9,9 @@
 #   bench/scrape_cost.sh [GPULENS] [SECONDS]     # defaults: build/release/gpulens 20
 #
 # Prints CPU % of one core and CPU microseconds per 1000 scraped samples for
-# each process (utime + stime from /proc/PID/stat over the window, after a
-# 3 s warm-up). Needs prometheus, prometheus-node-exporter, python3, curl.
+# each process (nanoseconds on CPU from /proc/PID/task/*/schedstat, summed
+# over its threads, over the window after a 3 s warm-up). Needs prometheus,
+# prometheus-node-exporter, python3, curl.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GPULENS=${1:-$ROOT/build/release/gpulens}
@@ -57,14 +58,14 @@ PID[prometheus]=${STACK_PIDS[-1]}
 
 samples() { curl -fs "$1" | grep -vc '^#' || true; }
 n_dcgm=$(samples "$DCGM") n_node=$(samples "$NE") n_vllm=$(samples "$VLLM") n_base=$(samples "$BASE")
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+ticks() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'; }
 sleep 3
 declare -A T0
 for k in "${!PID[@]}"; do T0[$k]=$(ticks "${PID[$k]}"); done
 t0=$(date +%s.%N)
 sleep "$WINDOW"
 t1=$(date +%s.%N)
-hz=$(getconf CLK_TCK)
+hz=1000000000
 declare -A CPU
 for k in "${!PID[@]}"; do CPU[$k]=$(( $(ticks "${PID[$k]}") - T0[$k] )); done
 
@@ -85,5 +86,5 @@ row("Prometheus, the same three targets", cpu["prometheus"], nd + nn + nv)
 row("gpulens baseline (one 7-sample target)", cpu["baseline"], nb)
 for k, n in (("dcgm", nd), ("node", nn), ("vllm", nv)):
     row(f"gpulens {k} alone, less the baseline", max(0.0, cpu[k] - cpu["baseline"]), n)
-print("(CPU from utime+stime in /proc/PID/stat, resolution 1/%d s; the agents also keep history of every mapped series)" % hz)
+print("(CPU: /proc/PID/task/*/schedstat, ns; the agents also keep history of every mapped series)")
 PY
