@@ -11,6 +11,7 @@ TEST=(prometheus prometheus-alertmanager prometheus-pushgateway python3-torch py
       python3-kubernetes systemd procps clang libclang-rt-14-dev chromium firefox-esr python3-websocket
       golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev tmux debootstrap umoci)
 TEST+=(openssl)  # certificates for the TLS tests of the web config
+TEST+=(prometheus-node-exporter)  # a real target of the scrape source's test and benchmark
 
 want=("${BUILD[@]}")
 [[ "${1:-}" == "--test" ]] && want+=("${TEST[@]}")
