@@ -7,14 +7,36 @@
 # of fuzzing plus the clang build of the parsers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh --test
 jobs=$(nproc)
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 
-echo "== release build and all tests" >&2
+# Each step prints "== name" when it starts and "== name (N s)" when it ends;
+# the summary at exit lists every step's time (also after a failure).
+step_name="" step_start=$SECONDS steps=()
+step_end() {
+  [[ -n "$step_name" ]] || return 0
+  local s=$((SECONDS - step_start))
+  echo "== $step_name ($s s)" >&2
+  steps+=("$(printf '%5d s  %s' "$s" "$step_name")")
+  step_name=""
+}
+step() { step_end; step_name=$1; step_start=$SECONDS; echo "== $1" >&2; }
+finish() {
+  local rc=$?
+  step_end
+  rm -f "$log"
+  echo "== step times (total $SECONDS s, exit $rc)" >&2
+  printf '%s\n' "${steps[@]}" >&2
+}
+trap finish EXIT
+
+step "dependencies (scripts/deps.sh --test)"
+scripts/deps.sh --test
+
+step "release build"
 cmake --preset release >/dev/null
 cmake --build --preset release -j"$jobs"
+step "release tests (ctest)"
 ctest --preset release -j"$jobs" 2>&1 | tee "$log"
 # An integration test skips (exit 77) only when its server is missing; every
 # server is installed above, so a skip here is a failure.
@@ -25,27 +47,33 @@ fi
 
 # The README's first command, as a user types it (not under ctest: it
 # reconfigures and builds build/release).
-echo "== scripts/run.sh serves /metrics" >&2
+step "scripts/run.sh serves /metrics"
 bash tests/integration/run_script_test.sh
 
-echo "== ASan + UBSan build and unit tests" >&2
+step "ASan + UBSan build"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$jobs"
+step "ASan + UBSan unit tests"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -j"$jobs"
 
 # ThreadSanitizer over the concurrent parts only: their unit test binaries
 # (sources, store, the HTTP server and agent, remote_write, the HTTP client,
 # the push store). Measured on the shared 2-core VM: 257-304 s to build these
 # targets, 14 s to run them.
-echo "== ThreadSanitizer build and the concurrent unit tests" >&2
+step "ThreadSanitizer build"
 tsan_tests=(store_test server_test remote_write_test sources_test util_test push_test)
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j"$jobs" --target "${tsan_tests[@]}"
+step "ThreadSanitizer tests"
 for t in "${tsan_tests[@]}"; do
   bin=$(find build/tsan/src -name "$t" -type f -perm -u+x | head -1)
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$bin" --gtest_brief=1
 done
 
 # Every parser under libFuzzer with ASan+UBSan, 15 s per target.
-echo "== fuzzing every parser (bounded)" >&2
+step "fuzz build (clang, libFuzzer)"
+cmake --preset fuzz >/dev/null
+# shellcheck disable=SC2046
+cmake --build --preset fuzz -j"$jobs" --target $(cut -d' ' -f1 build/fuzz/fuzz/targets.txt)
+step "fuzzing every parser (bounded)"
 scripts/fuzz.sh 15
