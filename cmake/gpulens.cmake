@@ -1,6 +1,13 @@
 # Helpers shared by every module's CMakeLists.txt.
 include(GoogleTest)
 
+# unit_tests: every binary that the tests outside the "integration" label run
+# (each gpulens_test, the fuzz replay targets, and what a test names beside
+# them), so that the sanitizer trees build only those:
+#   cmake --build --preset asan --target unit_tests
+# A test whose binary is left out fails under ctest as <name>_NOT_BUILT.
+add_custom_target(unit_tests)
+
 # gpulens_test(NAME src1.cpp ... LIBS lib1 ...): one GoogleTest binary, its
 # tests discovered at test time so that ctest reports each case.
 #
@@ -18,6 +25,7 @@ function(gpulens_test name)
     endforeach()
   endif()
   add_executable(${name} ${T_UNPARSED_ARGUMENTS})
+  add_dependencies(unit_tests ${name})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_definitions(${name} PRIVATE
     GPULENS_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

@@ -50,9 +50,12 @@ fi
 step "scripts/run.sh serves /metrics"
 bash tests/integration/run_script_test.sh
 
+# Only what the unit tests run (target unit_tests: every test binary, the
+# fuzz replay targets, the gpulens binary for readme_catalog); not the
+# integration-only programs.
 step "ASan + UBSan build"
 cmake --preset asan >/dev/null
-cmake --build --preset asan -j"$jobs"
+cmake --build --preset asan -j"$jobs" --target unit_tests
 step "ASan + UBSan unit tests"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan -j"$jobs"
 
