@@ -64,6 +64,7 @@ struct TlsClientOptions {
   std::string cert_file, key_file;    // PEM client certificate and key; both or neither
   std::string server_name;            // SNI and the name verified; "": the URL's host
   bool insecure_skip_verify = false;  // no verification at all (tests, never production)
+  bool operator==(const TlsClientOptions&) const = default;
 };
 
 // Credentials and headers sent with every request (Prometheus's basic_auth,
@@ -73,6 +74,7 @@ struct HttpAuthOptions {
   std::string authorization_type = "Bearer";      // the scheme of Authorization:
   std::string credentials, credentials_file;      // Authorization: <type> <credentials>
   std::vector<std::pair<std::string, std::string>> headers;  // e.g. {"X-Scope-OrgID", "tenant-a"}
+  bool operator==(const HttpAuthOptions&) const = default;
 };
 
 struct HttpClientOptions {

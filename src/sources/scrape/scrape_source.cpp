@@ -49,17 +49,8 @@ std::string shown_url(const std::string& url) {
   return url.substr(0, scheme + 3) + url.substr(at + 1);
 }
 
-bool same_client(const HttpClientOptions& a, const HttpClientOptions& b) {
-  const auto& t = a.tls;
-  const auto& u = b.tls;
-  const auto& x = a.auth;
-  const auto& y = b.auth;
-  return t.ca_file == u.ca_file && t.cert_file == u.cert_file && t.key_file == u.key_file &&
-         t.server_name == u.server_name && t.insecure_skip_verify == u.insecure_skip_verify &&
-         x.username == y.username && x.password == y.password && x.password_file == y.password_file &&
-         x.authorization_type == y.authorization_type && x.credentials == y.credentials &&
-         x.credentials_file == y.credentials_file && x.headers == y.headers;
-}
+// Whether a target's client must be rebuilt: its TLS or credentials changed.
+bool same_client(const HttpClientOptions& a, const HttpClientOptions& b) { return a.tls == b.tls && a.auth == b.auth; }
 
 // GPUs across targets: scraped UUIDs onto registry indices.
 class GpuJoin {
