@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/testing/loopback.h"
+
 namespace gpulens {
 namespace {
 
@@ -22,15 +24,7 @@ namespace {
 class OneShotServer {
  public:
   explicit OneShotServer(std::string reply) : reply_(std::move(reply)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), len), 0);
-    EXPECT_EQ(::listen(fd_, 4), 0);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    fd_ = testing::listen_loopback(4, port_);
     thread_ = std::thread([this] { serve(); });
   }
   ~OneShotServer() {

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "export/remote_write/prompb.h"
+#include "util/testing/loopback.h"
 
 namespace gpulens {
 namespace {
@@ -341,15 +342,7 @@ TEST(RemoteWriter, StopWithoutFlushTimeCutsAtOnce) {
 class OneReply {
  public:
   explicit OneReply(std::string reply) : reply_(std::move(reply)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), len), 0);
-    EXPECT_EQ(::listen(fd_, 1), 0);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    fd_ = testing::listen_loopback(1, port_);
     thread_ = std::thread([this] {
       int c = ::accept(fd_, nullptr, nullptr);
       std::string req;

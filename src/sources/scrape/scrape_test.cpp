@@ -17,6 +17,7 @@
 #include "sources/scrape/catalog_targets.h"
 #include "sources/scrape/scrape_source.h"
 #include "store/live.h"
+#include "util/testing/loopback.h"
 
 namespace gpulens {
 namespace {
@@ -137,15 +138,7 @@ TEST(CatalogTargets, ExportersRecognisedByTheirNames) {
 class StandIn {
  public:
   explicit StandIn(std::map<std::string, std::string> pages) : pages_(std::move(pages)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), len), 0);
-    EXPECT_EQ(::listen(fd_, 16), 0);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    fd_ = testing::listen_loopback(16, port_);
     thread_ = std::thread([this] { serve(); });
   }
   ~StandIn() {
