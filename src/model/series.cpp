@@ -90,23 +90,22 @@ void SeriesRegistry::set_gpu_pod(int index, GpuPod pod) {
   rebuild_dcgm_labels_locked();
 }
 
+void SeriesRegistry::set_pod_strings(DcgmStrings& s, const GpuPod& pod) {
+  s.container = ',' + label("container", pod.container);
+  s.namespace_pod = ',' + label("namespace", pod.namespace_) + ',' + label("pod", pod.pod);
+}
+
 void SeriesRegistry::set_mig_pod(int index, unsigned gpu_instance, GpuPod pod) {
   std::lock_guard lock(mu_);
   if (index < 0) return;
+  const auto key = std::make_pair(index, gpu_instance);
+  if (pod.pod.empty()) {
+    mig_pods_.erase(key);
+    return;
+  }
   DcgmStrings s;
-  if (!pod.pod.empty()) {
-    s.container = ',' + label("container", pod.container);
-    s.namespace_pod = ',' + label("namespace", pod.namespace_) + ',' + label("pod", pod.pod);
-  }
-  auto key = std::make_pair(index, gpu_instance);
-  auto it = mig_pods_.find(key);
-  if (s.container.empty()) {
-    if (it != mig_pods_.end()) mig_pods_.erase(it);
-  } else if (it == mig_pods_.end()) {
-    mig_pods_.emplace(key, std::move(s));
-  } else if (it->second.container != s.container || it->second.namespace_pod != s.namespace_pod) {
-    it->second = std::move(s);
-  }
+  set_pod_strings(s, pod);
+  mig_pods_.insert_or_assign(key, std::move(s));
 }
 
 SeriesRegistry::DcgmParts SeriesRegistry::dcgm_parts(int index) const {
@@ -153,9 +152,7 @@ void SeriesRegistry::rebuild_dcgm_labels_locked() {
     }
     if (dcgm_driver_ && !id.driver.empty()) p.mid += ',' + label("DCGM_FI_DRIVER_VERSION", id.driver);
     if (g < pods_.size() && !pods_[g].pod.empty()) {
-      const GpuPod& pod = pods_[g];
-      p.container = ',' + label("container", pod.container);
-      p.namespace_pod = ',' + label("namespace", pod.namespace_) + ',' + label("pod", pod.pod);
+      set_pod_strings(p, pods_[g]);
     }
     dcgm_labels_[g] = p.head + p.mid + p.container + p.namespace_pod;
   }

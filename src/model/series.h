@@ -160,6 +160,8 @@ class SeriesRegistry {
   struct DcgmStrings {
     std::string head, mid, container, namespace_pod;
   };
+  // The pod's `,container=…` and `,namespace=…,pod=…` parts of a DCGM label set.
+  static void set_pod_strings(DcgmStrings& s, const GpuPod& pod);
   std::vector<DcgmStrings> dcgm_parts_;
   std::map<std::pair<int, unsigned>, DcgmStrings> mig_pods_;  // container, namespace_pod per GPU instance
   std::string hostname_;
