@@ -142,7 +142,8 @@ class TargetSink final : public diagnose::MetricSink {
   }
 
   int64_t on_series(std::string_view name, LabelSpan labels) override {
-    exporters_seen_.insert(scrape::recognise(name));
+    const Exporter exporter = scrape::recognise(name);
+    exporters_seen_.insert(exporter);
     if (name == "gpulens_simulated") simulated_ = true;  // another gpulens running its simulator
     const std::vector<scrape::CatalogTarget> targets = scrape::catalog_targets(name, labels);
     if (targets.empty()) return -1;
@@ -156,7 +157,7 @@ class TargetSink final : public diagnose::MetricSink {
     h.last_round = round_;
     h.family = family_id(name);
     h.entity = entity;
-    h.exporter = scrape::recognise(name);
+    h.exporter = exporter;
     if (entity >= 0) {
       h.pod = {std::string(label_of(labels, "container")), std::string(label_of(labels, "namespace")),
                std::string(label_of(labels, "pod"))};
@@ -201,18 +202,18 @@ class TargetSink final : public diagnose::MetricSink {
 
   std::vector<Frame::Value>& values() { return values_; }
   const std::map<int, GpuPod>& pods() const { return pods_; }
-  // Exporters recognised among the series mapped in this scrape ("" none).
+  // Exporters recognised among the series mapped in this scrape, else among
+  // all it saw; "unknown" when none.
   std::string exporters() const {
-    std::string out;
-    for (Exporter e : exporters_) {
-      if (e == Exporter::kUnknown) continue;
-      out += (out.empty() ? "" : ",") + std::string(scrape::exporter_name(e));
-    }
-    if (out.empty()) {  // nothing mapped: say what it looked like
-      for (Exporter e : exporters_seen_) {
+    auto names = [](const std::set<Exporter>& exporters) {
+      std::string out;
+      for (Exporter e : exporters) {
         if (e != Exporter::kUnknown) out += (out.empty() ? "" : ",") + std::string(scrape::exporter_name(e));
       }
-    }
+      return out;
+    };
+    std::string out = names(exporters_);
+    if (out.empty()) out = names(exporters_seen_);  // nothing mapped: say what it looked like
     return out.empty() ? "unknown" : out;
   }
   size_t mapped_series() const { return mapped_series_; }
