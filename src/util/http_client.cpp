@@ -77,6 +77,13 @@ Result<ParsedUrl> parse_url(std::string_view url) {
   return u;
 }
 
+// The text of OpenSSL's oldest queued error, "unknown error" when none.
+std::string openssl_error() {
+  char text[256] = "unknown error";
+  if (unsigned long e = ERR_get_error(); e != 0) ERR_error_string_n(e, text, sizeof text);
+  return text;
+}
+
 // Owns a socket fd and one deadline for the whole exchange.
 class Conn {
  public:
@@ -231,11 +238,7 @@ class Conn {
     return {Code::kDeadline, "timeout after " + std::to_string(timeout_ms_) + " ms " + doing + " " + what_};
   }
 
-  Status tls_error(const std::string& doing) const {
-    char text[256] = "unknown error";
-    if (unsigned long e = ERR_get_error(); e != 0) ERR_error_string_n(e, text, sizeof text);
-    return unavailable(doing + " " + what_ + ": " + text);
-  }
+  Status tls_error(const std::string& doing) const { return unavailable(doing + " " + what_ + ": " + openssl_error()); }
 
   Status cancelled() const { return {Code::kDeadline, "cancelled while talking to " + what_}; }
 
@@ -375,12 +378,6 @@ Result<std::string> authorization(const HttpAuthOptions& a) {
   }
   if (credentials.empty()) return std::string();
   return (a.authorization_type.empty() ? std::string("Bearer") : a.authorization_type) + " " + credentials;
-}
-
-std::string openssl_error() {
-  char text[256] = "unknown error";
-  if (unsigned long e = ERR_get_error(); e != 0) ERR_error_string_n(e, text, sizeof text);
-  return text;
 }
 
 }  // namespace
