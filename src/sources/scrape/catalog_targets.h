@@ -17,8 +17,7 @@
 // ones the catalog's series carry (mode, device, port, le on host and
 // serving series; the DCGM row's own on GPU series); the rest (cpu,
 // model_name, engine, pod identity) is dropped, and series of one family
-// that land on one catalog series are summed (CPU seconds over CPUs,
-// running requests over models).
+// that land on one catalog series combine by the target's Combine rule.
 //
 //   auto t = catalog_targets("DCGM_FI_DEV_FB_USED", labels);
 //   // t[0].field == FieldId::kGpuMemoryUsed, t[0].scale == 1048576
@@ -35,10 +34,17 @@
 
 namespace gpulens::scrape {
 
+// How several scraped series of one family that land on one catalog series
+// combine in one scrape: summed (CPU seconds over CPUs, running requests
+// over models), the largest (a latency quantile over models), or the first
+// (a device-wide value every MIG instance of a GPU repeats).
+enum class Combine : uint8_t { kSum, kMax, kFirst };
+
 struct CatalogTarget {
   FieldId field;
   double scale = 1.0;  // scraped value * scale = the catalog's unit
   std::string extra;   // extra labels of the catalog series, exposition form
+  Combine combine = Combine::kSum;
   bool operator==(const CatalogTarget&) const = default;
 };
 

@@ -123,9 +123,10 @@ class GpuJoin {
   std::set<std::string> dropped_;
 };
 
-// What one target's parse produces: catalog values by slot, families of one
-// name summed (CPU seconds over CPUs), another family landing on a taken
-// slot ignored (two DCGM names of one field).
+// What one target's parse produces: catalog values by slot, series of one
+// family on one slot combined by their target's rule (summed CPU seconds
+// over CPUs), another family landing on a taken slot ignored (two DCGM
+// names of one field).
 class TargetSink final : public diagnose::MetricSink {
  public:
   TargetSink(SeriesRegistry& registry, GpuJoin& gpus, std::string target)
@@ -164,7 +165,7 @@ class TargetSink final : public diagnose::MetricSink {
     }
     for (const auto& t : targets) {
       if (!registry_.collects(t.field)) continue;
-      h.outs.push_back({registry_.slot(t.field, entity, t.extra), t.scale, t.field, t.extra});
+      h.outs.push_back({registry_.slot(t.field, entity, t.extra), t.scale, t.field, t.extra, t.combine});
     }
     if (h.outs.empty()) return -1;
     handles_.push_back(std::move(h));
@@ -190,7 +191,10 @@ class TargetSink final : public diagnose::MetricSink {
         family_.resize(o.slot + 1024, 0);
       }
       if (stamp_[o.slot] == round_) {
-        if (family_[o.slot] == h.family) values_[pos_[o.slot]].value += v * o.scale;
+        if (family_[o.slot] != h.family) continue;  // another name of the field came first
+        double& have = values_[pos_[o.slot]].value;
+        if (o.combine == scrape::Combine::kSum) have += v * o.scale;
+        if (o.combine == scrape::Combine::kMax) have = std::max(have, v * o.scale);
         continue;
       }
       stamp_[o.slot] = round_;
@@ -225,6 +229,7 @@ class TargetSink final : public diagnose::MetricSink {
     double scale;
     FieldId field;
     std::string extra;
+    scrape::Combine combine;
   };
   struct Handle {
     std::vector<Out> outs;
