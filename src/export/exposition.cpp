@@ -48,48 +48,6 @@ void append_dcgm_value(std::string& out, DcgmValue kind, double v) {
   out.append(buf, p);
 }
 
-// How a DCGM row reads on a MIG instance. With MIG on, dcgm-exporter
-// monitors each GPU instance instead of the GPU (its default, -d f): every
-// row comes once per instance. Quantities of the instance (its framebuffer,
-// its engines) are the instance's own, absent where gpulens has none for an
-// instance (never the whole GPU's value); device-wide quantities (clocks,
-// temperatures, power, energy, errors, links) are the parent GPU's value.
-enum class MigRead : uint8_t { kDevice, kOwn, kNone };
-MigRead mig_read(FieldId f, FieldId& own) {
-  using F = FieldId;
-  struct Own {
-    F gpu, mig;
-  };
-  static constexpr Own kOwnFields[] = {
-      {F::kGpuMemoryUsed, F::kGpuMigMemoryUsed},       {F::kGpuMemoryFree, F::kGpuMigMemoryFree},
-      {F::kGpuGraphicsEngineActive, F::kGpuMigGraphicsEngineActive}, {F::kGpuSmActive, F::kGpuMigSmActive},
-      {F::kGpuSmOccupancy, F::kGpuMigSmOccupancy},     {F::kGpuTensorActive, F::kGpuMigTensorActive},
-      {F::kGpuDramActive, F::kGpuMigDramActive},
-  };
-  for (const Own& o : kOwnFields) {
-    if (o.gpu == f) {
-      own = o.mig;
-      return MigRead::kOwn;
-    }
-  }
-  switch (f) {
-    case F::kGpuMemoryTotal:
-    case F::kGpuMemoryReserved:
-    case F::kGpuUtilization:
-    case F::kGpuMemoryUtil:
-    case F::kGpuEncoderUtil:
-    case F::kGpuDecoderUtil:
-    case F::kGpuFp64Active:
-    case F::kGpuFp32Active:
-    case F::kGpuFp16Active:
-    case F::kGpuPcieTxRate:
-    case F::kGpuPcieRxRate:
-    case F::kGpuNvlinkTxRate:
-    case F::kGpuNvlinkRxRate: return MigRead::kNone;
-    default: return MigRead::kDevice;
-  }
-}
-
 // The GPU-instance profile of a MIG device's profile: a compute instance
 // smaller than its GPU instance is named "1c.3g.71gb"; GPU_I_PROFILE is the
 // GPU instance's, "3g.71gb".

@@ -385,6 +385,41 @@ constexpr DcgmRow kDcgm[] = {
 
 }  // namespace
 
+MigRead mig_read(FieldId f, FieldId& own) {
+  using F = FieldId;
+  struct Own {
+    F gpu, mig;
+  };
+  static constexpr Own kOwnFields[] = {
+      {F::kGpuMemoryUsed, F::kGpuMigMemoryUsed},       {F::kGpuMemoryFree, F::kGpuMigMemoryFree},
+      {F::kGpuGraphicsEngineActive, F::kGpuMigGraphicsEngineActive}, {F::kGpuSmActive, F::kGpuMigSmActive},
+      {F::kGpuSmOccupancy, F::kGpuMigSmOccupancy},     {F::kGpuTensorActive, F::kGpuMigTensorActive},
+      {F::kGpuDramActive, F::kGpuMigDramActive},
+  };
+  for (const Own& o : kOwnFields) {
+    if (o.gpu == f) {
+      own = o.mig;
+      return MigRead::kOwn;
+    }
+  }
+  switch (f) {
+    case F::kGpuMemoryTotal:
+    case F::kGpuMemoryReserved:
+    case F::kGpuUtilization:
+    case F::kGpuMemoryUtil:
+    case F::kGpuEncoderUtil:
+    case F::kGpuDecoderUtil:
+    case F::kGpuFp64Active:
+    case F::kGpuFp32Active:
+    case F::kGpuFp16Active:
+    case F::kGpuPcieTxRate:
+    case F::kGpuPcieRxRate:
+    case F::kGpuNvlinkTxRate:
+    case F::kGpuNvlinkRxRate: return MigRead::kNone;
+    default: return MigRead::kDevice;
+  }
+}
+
 std::span<const DcgmRow> dcgm_rows() { return kDcgm; }
 
 const DcgmRow* find_dcgm_row(std::string_view name) {

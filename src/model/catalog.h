@@ -200,6 +200,17 @@ struct ClockReason {
 };
 std::span<const ClockReason> clock_reasons();
 
+// How a GPU field reads on a MIG instance. With MIG on, dcgm-exporter
+// monitors each GPU instance instead of the GPU (its default, -d f): every
+// row comes once per instance. Quantities of the instance (its framebuffer,
+// its engines) are the instance's own: kOwn, with `own` its gpu_mig_* field;
+// device-wide quantities (clocks, temperatures, power, energy, errors) are
+// the parent GPU's: kDevice; what has no per-instance value (GPU-wide
+// utilisation, PCIe and NVLink rates): kNone. One table for --dcgm-names
+// and for reading a scraped dcgm-exporter back.
+enum class MigRead : uint8_t { kDevice, kOwn, kNone };
+MigRead mig_read(FieldId gpu_field, FieldId& own);
+
 // dcgm-exporter's names: one row per DCGM_FI_* metric gpulens can emit under
 // `--dcgm-names`, each reading one catalog field (or, for a label row, the
 // GPU's identity). The rows of dcgm-exporter's etc/default-counters.csv keep

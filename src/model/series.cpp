@@ -80,11 +80,11 @@ void SeriesRegistry::set_dcgm_driver_label(bool on) {
   rebuild_dcgm_labels_locked();
 }
 
-void SeriesRegistry::set_gpu_pod(int index, GpuPod pod) {
+void SeriesRegistry::set_gpu_pod(int index, GpuPod pod, PodOrigin origin) {
   std::lock_guard lock(mu_);
   if (index < 0) return;
   if (index >= static_cast<int>(pods_.size())) pods_.resize(index + 1);
-  auto& p = pods_[index];
+  auto& p = pods_[index][static_cast<size_t>(origin)];
   if (p.container == pod.container && p.namespace_ == pod.namespace_ && p.pod == pod.pod) return;
   p = std::move(pod);
   rebuild_dcgm_labels_locked();
@@ -95,17 +95,18 @@ void SeriesRegistry::set_pod_strings(DcgmStrings& s, const GpuPod& pod) {
   s.namespace_pod = ',' + label("namespace", pod.namespace_) + ',' + label("pod", pod.pod);
 }
 
-void SeriesRegistry::set_mig_pod(int index, unsigned gpu_instance, GpuPod pod) {
+void SeriesRegistry::set_mig_pod(int index, unsigned gpu_instance, GpuPod pod, PodOrigin origin) {
   std::lock_guard lock(mu_);
   if (index < 0) return;
+  auto& pods = mig_pods_[static_cast<size_t>(origin)];
   const auto key = std::make_pair(index, gpu_instance);
   if (pod.pod.empty()) {
-    mig_pods_.erase(key);
+    pods.erase(key);
     return;
   }
   DcgmStrings s;
   set_pod_strings(s, pod);
-  mig_pods_.insert_or_assign(key, std::move(s));
+  pods.insert_or_assign(key, std::move(s));
 }
 
 SeriesRegistry::DcgmParts SeriesRegistry::dcgm_parts(int index) const {
@@ -118,9 +119,12 @@ SeriesRegistry::DcgmParts SeriesRegistry::dcgm_mig_parts(int index, unsigned gpu
   if (index < 0 || index >= static_cast<int>(dcgm_parts_.size())) return {};
   const DcgmStrings& p = dcgm_parts_[index];
   DcgmParts out{p.head, p.mid, {}, {}};
-  if (auto it = mig_pods_.find({index, gpu_instance}); it != mig_pods_.end()) {
-    out.container = it->second.container;
-    out.namespace_pod = it->second.namespace_pod;
+  for (const auto& pods : mig_pods_) {  // the agent's, else the scraped
+    if (auto it = pods.find({index, gpu_instance}); it != pods.end()) {
+      out.container = it->second.container;
+      out.namespace_pod = it->second.namespace_pod;
+      break;
+    }
   }
   return out;
 }
@@ -151,8 +155,12 @@ void SeriesRegistry::rebuild_dcgm_labels_locked() {
       p.mid += ',' + label(dcgm_host_ == DcgmHostLabel::kHostname ? "Hostname" : "hostname", hostname_);
     }
     if (dcgm_driver_ && !id.driver.empty()) p.mid += ',' + label("DCGM_FI_DRIVER_VERSION", id.driver);
-    if (g < pods_.size() && !pods_[g].pod.empty()) {
-      set_pod_strings(p, pods_[g]);
+    if (g < pods_.size()) {
+      for (const GpuPod& pod : pods_[g]) {  // the agent's, else the scraped
+        if (pod.pod.empty()) continue;
+        set_pod_strings(p, pod);
+        break;
+      }
     }
     dcgm_labels_[g] = p.head + p.mid + p.container + p.namespace_pod;
   }

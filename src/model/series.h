@@ -24,6 +24,7 @@
 // looked up since the previous release_locked().
 #pragma once
 
+#include <array>
 #include <bitset>
 #include <cstdint>
 #include <deque>
@@ -58,6 +59,11 @@ struct GpuPod {
   std::string pod;
 };
 
+// Who attributed a pod: the agent's own sources (the kubelet's allocation,
+// the processes' cgroups) or a scraped dcgm-exporter. The agent's wins; a
+// scraped pod labels a GPU or GPU instance the agent attributes to none.
+enum class PodOrigin : uint8_t { kAgent, kScrape };
+
 // How DCGM-named series label the host: dcgm-exporter up to 4.5.x writes
 // `Hostname`, newer releases `hostname`; kNone leaves it out (its -n).
 enum class DcgmHostLabel : uint8_t { kHostname, kLowercase, kNone };
@@ -83,11 +89,12 @@ class SeriesRegistry {
   void set_dcgm_host_label(DcgmHostLabel how);
   // Whether DCGM_FI_DRIVER_VERSION (a `label` row) is on DCGM series.
   void set_dcgm_driver_label(bool on);
-  // The pod GPU `index` is assigned to; empty fields: none.
-  void set_gpu_pod(int index, GpuPod pod);
+  // The pod GPU `index` is assigned to, as `origin` attributes it; empty
+  // fields: none. The labels carry the agent's pod, else the scraped one.
+  void set_gpu_pod(int index, GpuPod pod, PodOrigin origin = PodOrigin::kAgent);
   // The pod GPU instance `gpu_instance` of MIG GPU `index` is assigned to
   // (dcgm-exporter keys MIG pods by GPU instance); empty fields: none.
-  void set_mig_pod(int index, unsigned gpu_instance, GpuPod pod);
+  void set_mig_pod(int index, unsigned gpu_instance, GpuPod pod, PodOrigin origin = PodOrigin::kAgent);
   // dcgm-exporter's label set of GPU `index`, without braces, in its order:
   // gpu, UUID, pci_bus_id, device, modelName, Hostname, then its label rows
   // (DCGM_FI_DRIVER_VERSION), then container, namespace, pod. Call under
@@ -155,7 +162,7 @@ class SeriesRegistry {
   void rebuild_dcgm_labels_locked();
 
   std::vector<GpuIdentity> gpus_;
-  std::vector<GpuPod> pods_;
+  std::vector<std::array<GpuPod, 2>> pods_;  // per GPU, by PodOrigin
   std::vector<std::string> dcgm_labels_;
   struct DcgmStrings {
     std::string head, mid, container, namespace_pod;
@@ -163,7 +170,8 @@ class SeriesRegistry {
   // The pod's `,container=…` and `,namespace=…,pod=…` parts of a DCGM label set.
   static void set_pod_strings(DcgmStrings& s, const GpuPod& pod);
   std::vector<DcgmStrings> dcgm_parts_;
-  std::map<std::pair<int, unsigned>, DcgmStrings> mig_pods_;  // container, namespace_pod per GPU instance
+  // container, namespace_pod per GPU instance, by PodOrigin
+  std::map<std::pair<int, unsigned>, DcgmStrings> mig_pods_[2];
   std::string hostname_;
   DcgmHostLabel dcgm_host_ = DcgmHostLabel::kHostname;
   bool dcgm_driver_ = true;

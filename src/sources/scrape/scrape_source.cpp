@@ -138,6 +138,7 @@ class TargetSink final : public diagnose::MetricSink {
     values_.clear();
     ++round_;
     pods_.clear();
+    mig_pods_.clear();
     exporters_.clear();
     mapped_series_ = 0;
   }
@@ -148,7 +149,6 @@ class TargetSink final : public diagnose::MetricSink {
     if (name == "gpulens_simulated") simulated_ = true;  // another gpulens running its simulator
     const std::vector<scrape::CatalogTarget> targets = scrape::catalog_targets(name, labels);
     if (targets.empty()) return -1;
-    if (!label_of(labels, "GPU_I_ID").empty()) return -1;  // MIG instance: not read
     int entity = kNodeEntity;
     if (field(targets.front().field).scope == Scope::kGpu) {
       entity = gpus_.index(labels, target_);
@@ -162,10 +162,37 @@ class TargetSink final : public diagnose::MetricSink {
     if (entity >= 0) {
       h.pod = {std::string(label_of(labels, "container")), std::string(label_of(labels, "namespace")),
                std::string(label_of(labels, "pod"))};
+      // A MIG instance of dcgm-exporter (GPU_I_ID): its own quantities go
+      // to the instance's gpu_mig_* series, the device-wide ones (which
+      // every instance repeats) to the parent GPU's.
+      if (const std::string_view gi = label_of(labels, "GPU_I_ID"); !gi.empty()) {
+        if (gi.size() > 3 || gi.find_first_not_of("0123456789") != std::string_view::npos) return -1;
+        h.mig_gi = std::stoi(std::string(gi));
+        h.mig_profile = label_of(labels, "GPU_I_PROFILE");
+      }
     }
     for (const auto& t : targets) {
-      if (!registry_.collects(t.field)) continue;
-      h.outs.push_back({registry_.slot(t.field, entity, t.extra), t.scale, t.field, t.extra, t.combine});
+      Out o{kNoSlot, t.scale, t.field, t.extra, t.combine};
+      if (h.mig_gi >= 0) {
+        FieldId own{};
+        const MigRead read = mig_read(t.field, own);
+        if (read == MigRead::kNone) continue;
+        if (read == MigRead::kOwn) {
+          o.field = own;
+          o.own = true;
+        } else {
+          o.combine = scrape::Combine::kFirst;
+        }
+      }
+      if (!registry_.collects(o.field)) continue;
+      if (!o.own) o.slot = registry_.slot(o.field, entity, o.extra);
+      h.mig_pending |= o.own;
+      h.outs.push_back(std::move(o));
+    }
+    if (h.mig_gi >= 0 && gpus_.ours(entity) && registry_.collects(FieldId::kGpuMigInfo)) {
+      // The scrape found this GPU: its instances are known through it alone.
+      h.outs.push_back({kNoSlot, 0, FieldId::kGpuMigInfo, "", scrape::Combine::kFirst, true, true});
+      h.mig_pending = true;
     }
     if (h.outs.empty()) return -1;
     handles_.push_back(std::move(h));
@@ -178,13 +205,22 @@ class TargetSink final : public diagnose::MetricSink {
     if (h.last_round + 1 < round_) {
       // Unused for a while: the history may have reclaimed the slots of its
       // series (absent for a whole window), so look them up again.
-      for (Out& o : h.outs) o.slot = registry_.slot(o.field, h.entity, o.extra);
+      for (Out& o : h.outs) {
+        if (o.slot != kNoSlot) o.slot = registry_.slot(o.field, h.entity, o.extra);
+      }
     }
+    if (h.mig_pending) resolve_mig(h);
     h.last_round = round_;
     exporters_.insert(h.exporter);
     ++mapped_series_;
-    if (h.entity >= 0 && !h.pod.pod.empty()) pods_[h.entity] = h.pod;
+    if (h.entity >= 0 && h.exporter == Exporter::kDcgmExporter) {
+      // A GPU (instance) dcgm-exporter lists: its pod, or none.
+      GpuPod& pod = h.mig_gi >= 0 ? mig_pods_[{h.entity, static_cast<unsigned>(h.mig_gi)}] : pods_[h.entity];
+      if (pod.pod.empty()) pod = h.pod;
+    }
     for (const Out& o : h.outs) {
+      if (o.slot == kNoSlot) continue;  // a MIG instance not known yet
+      const double x = o.one ? 1.0 : v * o.scale;
       if (o.slot >= stamp_.size()) {
         stamp_.resize(o.slot + 1024, 0);
         pos_.resize(o.slot + 1024, 0);
@@ -193,19 +229,22 @@ class TargetSink final : public diagnose::MetricSink {
       if (stamp_[o.slot] == round_) {
         if (family_[o.slot] != h.family) continue;  // another name of the field came first
         double& have = values_[pos_[o.slot]].value;
-        if (o.combine == scrape::Combine::kSum) have += v * o.scale;
-        if (o.combine == scrape::Combine::kMax) have = std::max(have, v * o.scale);
+        if (o.combine == scrape::Combine::kSum) have += x;
+        if (o.combine == scrape::Combine::kMax) have = std::max(have, x);
         continue;
       }
       stamp_[o.slot] = round_;
       pos_[o.slot] = static_cast<uint32_t>(values_.size());
       family_[o.slot] = h.family;
-      values_.push_back({o.slot, v * o.scale});
+      values_.push_back({o.slot, x});
     }
   }
 
   std::vector<Frame::Value>& values() { return values_; }
+  // The pods of the GPUs and GPU instances dcgm-exporter listed in this
+  // scrape (empty: listed without one).
   const std::map<int, GpuPod>& pods() const { return pods_; }
+  const std::map<std::pair<int, unsigned>, GpuPod>& mig_pods() const { return mig_pods_; }
   // Exporters recognised among the series mapped in this scrape, else among
   // all it saw; "unknown" when none.
   std::string exporters() const {
@@ -224,12 +263,15 @@ class TargetSink final : public diagnose::MetricSink {
   bool simulated() const { return simulated_; }
 
  private:
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
   struct Out {
-    uint32_t slot;
+    uint32_t slot;  // kNoSlot: a MIG instance's series, until its instance is known
     double scale;
     FieldId field;
     std::string extra;
     scrape::Combine combine;
+    bool own = false;  // a gpu_mig_* series: `extra` is the instance's labels
+    bool one = false;  // gpu_mig_info: 1 whatever the value
   };
   struct Handle {
     std::vector<Out> outs;
@@ -238,7 +280,50 @@ class TargetSink final : public diagnose::MetricSink {
     int entity = kNodeEntity;
     Exporter exporter = Exporter::kUnknown;
     GpuPod pod;
+    int mig_gi = -1;          // GPU_I_ID of a MIG instance's series
+    std::string mig_profile;  // its GPU_I_PROFILE
+    bool mig_pending = false; // some outs wait for the instance's labels
   };
+
+  // The extra labels of GPU instance `gi` of GPU `gpu`: the agent's own
+  // (nvml's MIG devices) when another source found the GPU, so that the
+  // scrape fills the very series it lacks; the scrape's when it found the
+  // GPU. Looked up once per scrape per instance; "" while not known, and
+  // for good when nvml splits the GPU instance into several compute
+  // instances (dcgm-exporter's value is the GPU instance's, none of theirs).
+  void resolve_mig(Handle& h) {
+    const auto key = std::make_pair(h.entity, static_cast<unsigned>(h.mig_gi));
+    auto [it, fresh] = mig_extra_.try_emplace(key);
+    if (fresh || it->second.round != round_) {
+      it->second = {round_, lookup_mig(h.entity, h.mig_gi, h.mig_profile)};
+    }
+    const MigLookup& found = it->second.found;
+    if (found.extra.empty() && !found.split) return;
+    h.mig_pending = false;
+    if (found.split) return;  // its instance series stay without a slot
+    for (Out& o : h.outs) {
+      if (!o.own) continue;
+      o.extra = found.extra;
+      o.slot = registry_.slot(o.field, h.entity, o.extra);
+    }
+  }
+  struct MigLookup {
+    std::string extra;
+    bool split = false;
+  };
+  MigLookup lookup_mig(int gpu, int gi, const std::string& profile) {
+    if (gpus_.ours(gpu)) return {label("mig_profile", profile) + "," + label("gpu_instance_id", std::to_string(gi))};
+    MigLookup out;
+    const std::string want = std::to_string(gi);
+    std::lock_guard lock(registry_.mutex());
+    for (uint32_t s : registry_.slots_of(FieldId::kGpuMigInfo)) {
+      const Series& series = registry_.series(s);
+      if (series.gpu != gpu || label_value(series.extra, "gpu_instance_id") != want) continue;
+      if (!out.extra.empty() && out.extra != series.extra) return {"", true};
+      out.extra = series.extra;
+    }
+    return out;
+  }
   uint32_t family_id(std::string_view name) {
     auto it = families_.find(std::string(name));
     if (it != families_.end()) return it->second;
@@ -257,6 +342,12 @@ class TargetSink final : public diagnose::MetricSink {
   std::vector<uint32_t> pos_, family_;
   uint64_t round_ = 0;
   std::map<int, GpuPod> pods_;
+  std::map<std::pair<int, unsigned>, GpuPod> mig_pods_;
+  struct MigExtra {
+    uint64_t round = 0;
+    MigLookup found;
+  };
+  std::map<std::pair<int, unsigned>, MigExtra> mig_extra_;
   std::set<Exporter> exporters_, exporters_seen_;
   size_t mapped_series_ = 0;
   bool simulated_ = false;
@@ -348,11 +439,7 @@ class Target {
       const auto c0 = std::chrono::steady_clock::now();
       Status s = scrape_once(t0);
       const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-      if (s) {
-        for (const auto& [gpu, pod] : sink_->pods()) {
-          if (gpus_.ours(gpu)) registry_.set_gpu_pod(gpu, pod);
-        }
-      }
+      if (s) publish_pods();
       lock.lock();
       if (stopping_) break;
       state_.duration = took;
@@ -375,6 +462,38 @@ class Target {
     }
   }
 
+  // The pods dcgm-exporter attached, as the scrape's attribution (the
+  // agent's own wins where it has one): those of the GPUs (instances) it
+  // listed, and none for those it listed before and no longer does. Kept
+  // while the target is down: an assignment outlives a timeout.
+  void publish_pods() {
+    std::set<int> gpus;
+    for (const auto& [gpu, pod] : sink_->pods()) {
+      registry_.set_gpu_pod(gpu, pod, PodOrigin::kScrape);
+      gpus.insert(gpu);
+    }
+    std::set<std::pair<int, unsigned>> instances;
+    for (const auto& [key, pod] : sink_->mig_pods()) {
+      registry_.set_mig_pod(key.first, key.second, pod, PodOrigin::kScrape);
+      instances.insert(key);
+    }
+    forget_pods(gpus, instances);
+    pod_gpus_ = std::move(gpus);
+    pod_instances_ = std::move(instances);
+  }
+
+ public:
+  // Clears the pods this target attached, except those in `keep`.
+  void forget_pods(const std::set<int>& keep = {}, const std::set<std::pair<int, unsigned>>& keep_mig = {}) {
+    for (int gpu : pod_gpus_) {
+      if (!keep.contains(gpu)) registry_.set_gpu_pod(gpu, {}, PodOrigin::kScrape);
+    }
+    for (const auto& [gpu, gi] : pod_instances_) {
+      if (!keep_mig.contains({gpu, gi})) registry_.set_mig_pod(gpu, gi, {}, PodOrigin::kScrape);
+    }
+  }
+
+ private:
   // One line per change of state, and of reason while down (under mu_).
   void log_change(const Status& s) {
     const int up = s ? 1 : 0;
@@ -407,6 +526,8 @@ class Target {
   State state_{false, "not scraped yet", 0, 0};
   int logged_up_ = -1;
   std::string logged_error_, logged_exporters_;
+  std::set<int> pod_gpus_;  // GPUs (instances) whose pod this target published
+  std::set<std::pair<int, unsigned>> pod_instances_;
 };
 
 class ScrapeSource final : public Source {
@@ -491,6 +612,9 @@ class ScrapeSource final : public Source {
     for (auto& t : targets_) {
       if (std::find(o.targets.begin(), o.targets.end(), t->url()) != o.targets.end() && same_settings) {
         kept.push_back(std::move(t));
+      } else {
+        t->stop();
+        t->forget_pods();  // a removed dcgm-exporter attributes nothing any more
       }
     }
     targets_.clear();  // the others stop here

@@ -1,13 +1,6 @@
 // The scrape source: names onto the catalog (units, recognition, the one
 // mapping table), and the source against a loopback stand-in that answers
 // dcgm-exporter and vLLM text, garbage, HTTP 500, or nothing at all.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <atomic>
 #include <map>
 #include <string>
 #include <thread>
@@ -17,13 +10,14 @@
 #include "sources/scrape/catalog_targets.h"
 #include "sources/scrape/scrape_source.h"
 #include "store/live.h"
-#include "util/testing/loopback.h"
+#include "sources/scrape/testing/page_server.h"
 
 namespace gpulens {
 namespace {
 
 using scrape::catalog_targets;
 using scrape::CatalogTarget;
+using testing::PageServer;
 
 std::vector<CatalogTarget> targets(std::string_view name,
                                    std::vector<std::pair<std::string_view, std::string_view>> labels = {}) {
@@ -133,72 +127,6 @@ TEST(CatalogTargets, ExportersRecognisedByTheirNames) {
   EXPECT_EQ(scrape::exporter_name(Exporter::kDcgmExporter), "dcgm-exporter");
 }
 
-// Loopback stand-in: serves `pages` by path, many connections; "/hang"
-// accepts and never answers.
-class StandIn {
- public:
-  explicit StandIn(std::map<std::string, std::string> pages) : pages_(std::move(pages)) {
-    fd_ = testing::listen_loopback(16, port_);
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~StandIn() {
-    stop_ = true;
-    thread_.join();
-    for (int c : hung_) ::close(c);
-    ::close(fd_);
-  }
-  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
-  void set(const std::string& path, std::string body) {
-    std::lock_guard lock(mu_);
-    pages_[path] = std::move(body);
-  }
-
- private:
-  void serve() {
-    while (!stop_) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 50) <= 0) continue;
-      const int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) continue;
-      std::string req;
-      char buf[4096];
-      while (req.find("\r\n\r\n") == std::string::npos) {
-        const ssize_t n = ::recv(c, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        req.append(buf, static_cast<size_t>(n));
-      }
-      const size_t sp = req.find(' ');
-      const std::string path = req.substr(sp + 1, req.find(' ', sp + 1) - sp - 1);
-      if (path == "/hang") {
-        hung_.push_back(c);
-        continue;
-      }
-      std::string reply;
-      {
-        std::lock_guard lock(mu_);
-        auto it = pages_.find(path);
-        if (path == "/500") {
-          reply = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\noops";
-        } else if (it == pages_.end()) {
-          reply = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
-        } else {
-          reply = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: " +
-                  std::to_string(it->second.size()) + "\r\n\r\n" + it->second;
-        }
-      }
-      ::send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
-      ::close(c);
-    }
-  }
-  std::mutex mu_;
-  std::map<std::string, std::string> pages_;
-  std::vector<int> hung_;
-  int fd_ = -1;
-  uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-};
-
 // dcgm-exporter's line format and label order (4.x), two GPUs, one in a pod.
 const std::string kDcgm =
     "# HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).\n"
@@ -248,7 +176,7 @@ SourceOptions options(std::vector<std::string> targets) {
 }
 
 TEST(ScrapeSource, ScrapedGpusBecomeTheGpusWithTheirPods) {
-  StandIn srv({{"/dcgm", kDcgm}, {"/vllm", kVllm}});
+  PageServer srv({{"/dcgm", kDcgm}, {"/vllm", kVllm}});
   SeriesRegistry reg;
   LiveStore live;
   auto src = make_scrape_source(options({srv.url("/dcgm"), srv.url("/vllm")}));
@@ -286,7 +214,7 @@ TEST(ScrapeSource, ScrapedGpusBecomeTheGpusWithTheirPods) {
 }
 
 TEST(ScrapeSource, ScrapedGpusJoinTheNodesGpusByUuid) {
-  StandIn srv({{"/dcgm", kDcgm}});
+  PageServer srv({{"/dcgm", kDcgm}});
   SeriesRegistry reg;
   reg.set_gpu(0, {.uuid = "GPU-bbbb", .name = "NVIDIA A100-SXM4-80GB"});  // as nvml found them
   reg.set_gpu(1, {.uuid = "GPU-cccc", .name = "NVIDIA A100-SXM4-80GB"});
@@ -304,7 +232,7 @@ TEST(ScrapeSource, ScrapedGpusJoinTheNodesGpusByUuid) {
 }
 
 TEST(ScrapeSource, BadTargetsAreDownWithTheirReasonWhileTheOthersServe) {
-  StandIn srv({{"/dcgm", kDcgm}, {"/garbage", "<html><body>login</body></html>\n"},
+  PageServer srv({{"/dcgm", kDcgm}, {"/garbage", "<html><body>login</body></html>\n"},
                {"/big", std::string(100 << 10, '#')}});
   SeriesRegistry reg;
   LiveStore live;
@@ -338,7 +266,7 @@ TEST(ScrapeSource, BadTargetsAreDownWithTheirReasonWhileTheOthersServe) {
 }
 
 TEST(ScrapeSource, ATargetThatBreaksLosesItsValuesAndReloadChangesTargets) {
-  StandIn srv({{"/dcgm", kDcgm}, {"/vllm", kVllm}});
+  PageServer srv({{"/dcgm", kDcgm}, {"/vllm", kVllm}});
   SeriesRegistry reg;
   LiveStore live;
   auto src = make_scrape_source(options({srv.url("/dcgm")}));
@@ -381,7 +309,7 @@ TEST(ScrapeSource, ATargetThatBreaksLosesItsValuesAndReloadChangesTargets) {
 // A series absent for a whole history window gives its slot back (History::
 // reclaim); a target that comes back must not write into the slot's new owner.
 TEST(ScrapeSource, SeriesBackAfterTheirSlotWasReclaimedLookItUpAgain) {
-  StandIn srv({{"/dcgm", kDcgm}});
+  PageServer srv({{"/dcgm", kDcgm}});
   SeriesRegistry reg;
   LiveStore live;
   auto src = make_scrape_source(options({srv.url("/dcgm")}));
