@@ -71,7 +71,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ct
 # 2-core VM at load 2: 63 s to build the first six (scrape_test adds 46 s of
 # CPU), 14 s to run them.
 step "ThreadSanitizer build"
-tsan_tests=(store_test server_test remote_write_test sources_test util_test push_test scrape_test)
+tsan_tests=(store_test server_test remote_write_test sources_test util_test push_test scrape_test scrape_mig_test)
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j"$jobs" --target "${tsan_tests[@]}"
 step "ThreadSanitizer tests"
