@@ -4,6 +4,7 @@
 add_test(NAME scrape COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scrape_test.sh $<TARGET_FILE:gpulens> ${PROJECT_SOURCE_DIR})
 set_tests_properties(scrape PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 120)
 # A MIG node's dcgm-exporter page through the scrape and back out under
-# --dcgm-names (about 3 s).
-add_test(NAME scrape_mig COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scrape_mig_test.sh $<TARGET_FILE:gpulens> ${PROJECT_SOURCE_DIR})
+# --dcgm-names, then beside the stand-in NVML (about 5 s).
+add_test(NAME scrape_mig COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scrape_mig_test.sh $<TARGET_FILE:gpulens>
+         $<TARGET_FILE:gpulens_fake_nvml_current> ${PROJECT_SOURCE_DIR})
 set_tests_properties(scrape_mig PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 60)
