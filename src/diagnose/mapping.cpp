@@ -99,6 +99,7 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["serving_requests_waiting"] = {host(H::kRequestsWaiting)};
     t["serving_request_duration_seconds_total"] = {{.kind = K::kTritonDuration, .counter = true}};
     t["serving_requests_succeeded_total"] = {{.kind = K::kTritonSuccess, .counter = true}};
+    t["serving_request_latency_p99_seconds"] = {host(H::kLatencyP99)};
     // dcgm-exporter (reference §4.4, §4.5: units converted to ours)
     t["DCGM_FI_DEV_GPU_UTIL"] = {gpu(G::kGpuUtil, 0.01)};
     t["DCGM_FI_DEV_FB_USED"] = {gpu(G::kFbUsed, kMiB)};
@@ -163,6 +164,7 @@ constexpr std::string_view kLabelled[] = {
     "node_network_speed_bytes",       "serving_request_latency_seconds_bucket",
     "vllm:e2e_request_latency_seconds_bucket", "gpu_allocator_external_fragmentation_ratio",
     "sglang:e2e_request_latency_seconds_bucket", "tgi_request_duration_bucket",
+    "nv_inference_request_summary_us",
 };
 
 std::string_view label_of(LabelSpan labels, std::string_view name) {
@@ -254,6 +256,13 @@ std::vector<Binding> map_series(std::string_view name, LabelSpan labels) {
   if (name.ends_with("network_speed_bytes")) {
     if (!ethernet_device(label_of(labels, "device"))) return {};
     return {host(H::kNicSpeed)};
+  }
+  if (name == "nv_inference_request_summary_us") {
+    // Triton's summary: only its p99 (the other quantiles, _sum and _count
+    // are not read: docs/scrape.md).
+    auto q = parse_double(label_of(labels, "quantile"));
+    if (!q || std::fabs(*q - 0.99) > 1e-9) return {};
+    return {host(H::kLatencyP99, false, 1e-6)};
   }
   if (name == "serving_request_latency_seconds_bucket" || name == "vllm:e2e_request_latency_seconds_bucket" ||
       name == "sglang:e2e_request_latency_seconds_bucket" || name == "tgi_request_duration_bucket") {
@@ -572,7 +581,11 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
       hs.sig(HostSig::kCpuBusy) = std::move(busy);
       hs.sig(HostSig::kIowait) = std::move(iow);
     }
-    hs.sig(HostSig::kLatencyP99) = latency_p99(h.buckets);
+    // A p99 a server computed itself (Triton's summary) and one derived from
+    // a latency histogram (vLLM, SGLang, TGI, gpulens): the larger per
+    // timestamp, the worst of what the node serves.
+    const Series from_buckets = latency_p99(h.buckets);
+    hs.sig(HostSig::kLatencyP99) = combine({&hs.sig(HostSig::kLatencyP99), &from_buckets}, Combine::kMax);
     if (!h.triton_duration.empty()) {
       const Series dur = merge(h.triton_duration, Combine::kSum);
       const Series cnt = merge(h.triton_success.empty() ? h.triton_count : h.triton_success, Combine::kSum);

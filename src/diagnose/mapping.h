@@ -8,7 +8,7 @@
 // SignalSet with fixed units:
 // DCGM percentages become ratios, MiB become bytes, MHz become hertz, counters
 // become per-second rates, clock-event bitmasks become thermal/power flags,
-// latency histograms become a p99 series.
+// latency histograms become a p99 series (beside Triton's own summary p99).
 //
 // A MIG instance (labels GPU_I_ID/GPU_I_PROFILE of dcgm-exporter, or
 // gpu_instance_id/mig_profile/mig_uuid of gpulens' gpu_mig_* series) is an

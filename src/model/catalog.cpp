@@ -228,6 +228,9 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
     // ---- serving -------------------------------------------------------
     {FieldId::kServingLatency, "serving_request_latency_seconds", kHistogram, "seconds", kServing, kNode,
      "End-to-end request latency of the inference server on this node."},
+    {FieldId::kServingLatencyP99, "serving_request_latency_p99_seconds", kGauge, "seconds", kServing, kNode,
+     "99th percentile of end-to-end request latency as the inference server computes it over its own sliding "
+     "window, worst model (Triton's nv_inference_request_summary_us with summary_latencies=true)."},
     {FieldId::kServingRequestsRunning, "serving_requests_running", kGauge, "", kServing, kNode,
      "Requests being processed by the inference server."},
     {FieldId::kServingRequestsWaiting, "serving_requests_waiting", kGauge, "", kServing, kNode,

@@ -142,6 +142,7 @@ enum class FieldId : uint16_t {
   kKubeletAllocatableDevices,
   // serving
   kServingLatency,
+  kServingLatencyP99,
   kServingRequestsRunning,
   kServingRequestsWaiting,
   kServingRequestDuration,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The scrape source end to end, on loopback: a real node_exporter and a
 # stand-in (lib/exporter_standin.py) answering as dcgm-exporter (8 A100s,
-# pods on GPUs 0-3), vLLM (OpenMetrics by Accept) and Triton, beside
+# pods on GPUs 0-3), vLLM (OpenMetrics by Accept) and Triton (with its
+# latency summaries), beside
 # targets that hang, answer 500, answer HTML, serve 50 MB, and one that dies
 # while the agent runs. The agent runs --source host,scrape with a host
 # source reading a fixture /proc, so precedence shows: the host source keeps
@@ -33,6 +34,7 @@ mkdir -p "$STACK/proc"
 printf 'cpu  12345 0 2000 50000 100 0 0 0 0 0\ncpu0 12345 0 2000 50000 100 0 0 0 0 0\n' >"$STACK/proc/stat"
 
 A="http://127.0.0.1:$sa" B="http://127.0.0.1:$sb" NE="http://127.0.0.1:$ne/metrics"
+TR="$B/triton-summaries"  # Triton with summary_latencies=true, two models
 write_config() {  # targets...
   {
     echo "sources: [host, scrape]"
@@ -45,7 +47,7 @@ write_config() {  # targets...
     for t in "$@"; do echo "      - $t"; done
   } >"$STACK/gpulens.yaml"
 }
-write_config "$A/dcgm" "$A/vllm" "$B/triton" "$NE" "$A/hang" "$A/500" "$A/garbage" "$A/big"
+write_config "$A/dcgm" "$A/vllm" "$TR" "$NE" "$A/hang" "$A/500" "$A/garbage" "$A/big"
 start_agent main "$agent" --config "$STACK/gpulens.yaml" --dcgm-names
 agent_pid=${STACK_PIDS[-1]}
 log="$STACK/agent-main.log"
@@ -65,7 +67,7 @@ value() {  # exact series text -> value
 }
 
 # --- every target's state, the reasons logged -----------------------------
-for t in "$A/dcgm" "$A/vllm" "$B/triton" "$NE"; do
+for t in "$A/dcgm" "$A/vllm" "$TR" "$NE"; do
   wait_for 15 "$t is not up" '[[ $(up_of "$t") == 1 ]]'
 done
 for t in "$A/hang" "$A/500" "$A/garbage" "$A/big"; do
@@ -79,7 +81,7 @@ grep -q "scrape_target_down target=$A/big reason=\"$A/big: response body from .*
   stack_fail "no size reason"
 grep -q "scrape_target_up target=$A/dcgm recognised=dcgm-exporter" "$log" || stack_fail "dcgm-exporter not recognised"
 grep -q "scrape_target_up target=$A/vllm recognised=vLLM" "$log" || stack_fail "vLLM not recognised"
-grep -q "scrape_target_up target=$B/triton recognised=Triton" "$log" || stack_fail "Triton not recognised"
+grep -q "scrape_target_up target=$TR recognised=Triton" "$log" || stack_fail "Triton not recognised"
 grep -q "scrape_target_up target=$NE recognised=node_exporter" "$log" || stack_fail "node_exporter not recognised"
 [[ $(value 'gpulens_source_up{source="scrape"}') == 0 ]] || stack_fail "the source is up with four targets down"
 
@@ -115,6 +117,11 @@ duration=$(awk '$1 == "serving_request_duration_seconds_total" {print $NF}' "$ST
 ok=$(awk '$1 == "serving_requests_succeeded_total" {print $NF}' "$STACK/one.prom")
 python3 -c 'import sys; d, n = map(float, sys.argv[1:]); sys.exit(0 if n > 0 and abs(d / n - 0.02) < 1e-9 else 1)' \
   "$duration" "$ok" || stack_fail "Triton: $duration s over $ok requests, want 20000 us = 0.02 s each"
+# Triton's request summary: the worst model's quantile="0.99" in seconds; its
+# other quantiles, _sum and _count and the queue summary land nowhere.
+check "serving_request_latency_p99_seconds" 0.26
+[[ $(grep -c '^serving_request_latency_p99_seconds' "$STACK/one.prom") == 1 ]] ||
+  stack_fail "more than one p99 series: $(grep '^serving_request_latency_p99' "$STACK/one.prom")"
 metrics >"$STACK/m.prom"  # grep -q on a pipe would cut curl short (SIGPIPE under pipefail)
 grep -q '^gpu_up' "$STACK/m.prom" && stack_fail "gpu_up made up for scraped GPUs (dcgm-exporter does not give it)"
 grep -q "^gpu_pcie_link_generation$g0" "$STACK/m.prom" && stack_fail "a field no target gives is present"
@@ -138,14 +145,29 @@ import json, sys
 gpus = json.load(open(sys.argv[1]))["hosts"][0]["gpus"]
 sys.exit(0 if sorted(g["uuid"][-2:] for g in gpus) == [f"{i:02x}" for i in range(8)] else 1)
 PY
+# Triton's p99 reaches the live diagnosis: an agent reading dcgm-exporter
+# and Triton alone (no histogram) judges the latency with it.
+p99port=$(free_port)
+start_agent p99 "$p99port" --source scrape --scrape "$A/dcgm" --scrape "$TR" --interval 1s
+p99_of() {
+  curl -fs "http://127.0.0.1:$p99port/api/v1/findings" | python3 -c '
+import json, sys
+for g in json.load(sys.stdin)["hosts"][0]["gpus"]:
+    for f in g["findings"]:
+        for e in f["evidence"]:
+            if e["signal"] == "latency_p99":
+                print(e["value"]); sys.exit()' 2>/dev/null || true
+}
+wait_for 15 "the live diagnosis has no latency_p99 from Triton's summary" '[[ $(p99_of) == 0.26 ]]'
+kill "${STACK_PIDS[-1]}"
 "$GPULENS" snapshot --source scrape --scrape "$A/dcgm" --format json >"$STACK/snapshot.json" 2>"$STACK/snapshot.log" ||
   stack_fail "snapshot over a scrape failed: $(cat "$STACK/snapshot.log")"
 grep -q '"uuid":"GPU-5e8f3c1a-0003-4a6b-9c3d-000000000003"' "$STACK/snapshot.json" || stack_fail "snapshot lacks GPU 3"
 
 # --- a target that dies ---------------------------------------------------
 kill "$dying"
-wait_for 10 "the dead Triton target is still up" '[[ $(up_of "$B/triton") == 0 ]]'
-grep -q "scrape_target_down target=$B/triton reason=\"$B/triton: connect 127.0.0.1:$sb: Connection refused\"" "$log" ||
+wait_for 10 "the dead Triton target is still up" '[[ $(up_of "$TR") == 0 ]]'
+grep -q "scrape_target_down target=$TR reason=\"$TR: connect 127.0.0.1:$sb: Connection refused\"" "$log" ||
   stack_fail "no reason logged for the dead target"
 [[ -z $(value serving_requests_succeeded_total) ]] || stack_fail "the dead target's series are still served"
 [[ $(up_of "$A/dcgm") == 1 ]] || stack_fail "dcgm went down with Triton"
@@ -154,7 +176,7 @@ grep -q "scrape_target_down target=$B/triton reason=\"$B/triton: connect 127.0.0
 write_config "$A/dcgm" "$A/vllm" "$NE"
 kill -HUP "$agent_pid"
 wait_for 10 "no scrape_targets line after SIGHUP" \
-  'grep -q "scrape_targets added=none removed=$B/triton,$A/hang,$A/500,$A/garbage,$A/big targets=3" "$log"'
+  'grep -q "scrape_targets added=none removed=$TR,$A/hang,$A/500,$A/garbage,$A/big targets=3" "$log"'
 grep -q 'reload signal=SIGHUP.*applied="\?source.scrape.targets' "$log" || stack_fail "reload line does not name the targets"
 wait_for 10 "the removed targets' series are still there" '[[ $(up_of "$A/hang") == absent ]]'
 wait_for 10 "the source is not up once only good targets remain" "[[ \$(value 'gpulens_source_up{source=\"scrape\"}') == 1 ]]"

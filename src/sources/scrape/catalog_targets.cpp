@@ -44,6 +44,10 @@ std::string node_extra(diagnose::LabelSpan labels) {
   return out;
 }
 
+// How series of one family landing on one catalog series combine: a
+// latency quantile over models is the worst model's, never a sum.
+Combine combine_of(FieldId id) { return id == FieldId::kServingLatencyP99 ? Combine::kMax : Combine::kSum; }
+
 // Catalog fields whose own name the mapping table knows, with that name.
 const std::vector<std::pair<FieldId, std::string>>& native_names() {
   static const std::vector<std::pair<FieldId, std::string>> names = [] {
@@ -65,7 +69,7 @@ std::vector<CatalogTarget> through_mapping(std::string_view name, diagnose::Labe
     double ratio = 1;
     if (!same_up_to_scale(scraped, diagnose::map_series(native, labels), ratio)) continue;
     const FieldDef& f = field(id);
-    return {{id, ratio, f.scope == Scope::kNode ? node_extra(labels) : std::string()}};
+    return {{id, ratio, f.scope == Scope::kNode ? node_extra(labels) : std::string(), combine_of(id)}};
   }
   return {};
 }

@@ -13,7 +13,9 @@
 // the DCGM names the catalog itself declares for --dcgm-names (energy in mJ,
 // memory clock, encoder/decoder, ...), read back through that row's scale.
 //
-// A histogram's _sum and _count follow its _bucket. Extra labels kept: the
+// A histogram's _sum and _count follow its _bucket; of a summary (Triton's
+// nv_inference_request_summary_us) only the quantile="0.99" series is read,
+// the worst model's, its _sum and _count not at all. Extra labels kept: the
 // ones the catalog's series carry (mode, device, port, le on host and
 // serving series; the DCGM row's own on GPU series); the rest (cpu,
 // model_name, engine, pod identity) is dropped, and series of one family

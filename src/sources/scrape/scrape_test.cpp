@@ -231,6 +231,41 @@ TEST(ScrapeSource, ScrapedGpusJoinTheNodesGpusByUuid) {
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuMemoryUsed, 1), -1);
 }
 
+// Triton (prometheus-cpp text) with summary_latencies=true: two models.
+std::string triton_summary() {
+  std::string out =
+      "# HELP nv_inference_request_summary_us Summary of inference request duration in microseconds\n"
+      "# TYPE nv_inference_request_summary_us summary\n";
+  const std::pair<const char*, double> models[] = {{"resnet", 80'000}, {"bert", 260'000}};
+  for (const auto& [model, p99] : models) {
+    const std::string l = std::string("model=\"") + model + "\",version=\"1\"";
+    for (const auto& [q, f] : {std::pair{"0.5", 0.4}, {"0.9", 0.7}, {"0.95", 0.8}, {"0.99", 1.0}, {"0.999", 1.5}}) {
+      out += "nv_inference_request_summary_us{" + l + ",quantile=\"" + q + "\"} " + std::to_string(p99 * f) + "\n";
+    }
+    out += "nv_inference_request_summary_us_sum{" + l + "} 123456789\n";
+    out += "nv_inference_request_summary_us_count{" + l + "} 4321\n";
+  }
+  return out;
+}
+
+TEST(ScrapeSource, TritonsSummaryP99IsTheWorstModelInSeconds) {
+  PageServer srv({{"/triton", triton_summary()}});
+  SeriesRegistry reg;
+  LiveStore live;
+  auto src = make_scrape_source(options({srv.url("/triton")}));
+  ASSERT_TRUE(src->open(reg).is_ok());
+  const int idx = live.add_source("scrape", false, true);
+  Frame f(reg);
+  f.clear(1000);
+  ASSERT_TRUE(src->sample(f).is_ok());
+  live.publish(idx, f);
+  EXPECT_NEAR(value_of(reg, live, FieldId::kServingLatencyP99, kNodeEntity), 0.26, 1e-9);
+  // Its _sum and _count fill no histogram.
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "sum"), -1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "count"), -1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestDuration, kNodeEntity), -1);
+}
+
 TEST(ScrapeSource, BadTargetsAreDownWithTheirReasonWhileTheOthersServe) {
   PageServer srv({{"/dcgm", kDcgm}, {"/garbage", "<html><body>login</body></html>\n"},
                {"/big", std::string(100 << 10, '#')}});

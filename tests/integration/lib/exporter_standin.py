@@ -12,6 +12,9 @@ them (names, label sets and order, value formats, HELP/TYPE lines):
             the Accept header asks for it (as prometheus_client does);
             labels engine, model_name; _created samples
   /triton   Triton (prometheus-cpp text): nv_inference_* with model, version
+  /triton-summaries  Triton with --metrics-config summary_latencies=true:
+            two models, with the request and queue latency summaries
+            (quantile 0.5/0.9/0.95/0.99/0.999, _sum, _count)
   /hang     accepts and never answers
   /500      HTTP 500
   /big      a 50 MB answer (streamed; stops when the client hangs up)
@@ -20,7 +23,8 @@ them (names, label sets and order, value formats, HELP/TYPE lines):
 Counters grow with time, so rates are real. Values the tests check:
 GPU g: FB_USED 1000*(g+1) MiB, GPU_UTIL 93, SM_OCCUPANCY 0.25, DRAM_ACTIVE
 0.5, TENSOR 0.125, energy 1000 mJ per second since start; vLLM running 3+4,
-waiting 2; Triton pending 5, 10 successes/s of 20000 us each.
+waiting 2; Triton pending 5, 10 successes/s of 20000 us each per model,
+request p99 80000 us (densenet_onnx) and 260000 us (bert_onnx).
 
 Usage: exporter_standin.py PORT
 """
@@ -111,30 +115,56 @@ def vllm(openmetrics):
     return ("text/plain; version=0.0.4; charset=utf-8", "\n".join(out) + "\n")
 
 
-def triton():
+# Triton's models: name, pending requests, p99 of the request summary (us).
+# /triton is Triton's defaults (one model, counters only); /triton-summaries
+# runs with --metrics-config summary_latencies=true (two models).
+TRITON_MODELS = [("densenet_onnx", 5, 80000.0), ("bert_onnx", 0, 260000.0)]
+# summary_quantiles as Triton's doc example sets them: quantile -> fraction of the p99
+TRITON_QUANTILES = [("0.5", 0.25), ("0.9", 0.5), ("0.95", 0.75), ("0.99", 1.0), ("0.999", 1.5)]
+
+
+def triton(summaries):
     t = time.time() - START
     n = int(10 * t) + 50
-    lab = 'model="densenet_onnx",version="1"'
-    out = ["# HELP nv_inference_request_success Number of successful inference requests, all batch sizes",
-           "# TYPE nv_inference_request_success counter",
-           f"nv_inference_request_success{{{lab}}} {n}",
-           "# HELP nv_inference_request_failure Number of failed inference requests, all batch sizes",
-           "# TYPE nv_inference_request_failure counter",
-           f'nv_inference_request_failure{{model="densenet_onnx",reason="BACKEND",version="1"}} 0',
-           "# HELP nv_inference_count Number of inferences performed (does not include cached requests)",
-           "# TYPE nv_inference_count counter",
-           f"nv_inference_count{{{lab}}} {n}",
-           "# HELP nv_inference_request_duration_us Cumulative inference request duration in microseconds "
-           "(includes cached requests)",
-           "# TYPE nv_inference_request_duration_us counter",
-           f"nv_inference_request_duration_us{{{lab}}} {n * 20000}",
-           "# HELP nv_inference_pending_request_count Instantaneous number of pending requests awaiting execution "
-           "per-model.",
-           "# TYPE nv_inference_pending_request_count gauge",
-           f"nv_inference_pending_request_count{{{lab}}} 5",
-           "# HELP nv_gpu_utilization GPU utilization rate [0.0 - 1.0)",
-           "# TYPE nv_gpu_utilization gauge",
-           f'nv_gpu_utilization{{gpu_uuid="{UUIDS[0]}"}} 0.93']
+    models = TRITON_MODELS if summaries else TRITON_MODELS[:1]
+    out = []
+
+    def fam(name, typ, help_text, lines):
+        out.append(f"# HELP {name} {help_text}")
+        out.append(f"# TYPE {name} {typ}")
+        out.extend(lines)
+
+    lab = 'model="{m}",version="1"'
+    fam("nv_inference_request_success", "counter", "Number of successful inference requests, all batch sizes",
+        [f"nv_inference_request_success{{{lab.format(m=m)}}} {n}" for m, _, _ in models])
+    fam("nv_inference_request_failure", "counter", "Number of failed inference requests, all batch sizes",
+        [f'nv_inference_request_failure{{model="{m}",reason="BACKEND",version="1"}} 0' for m, _, _ in models])
+    fam("nv_inference_count", "counter", "Number of inferences performed (does not include cached requests)",
+        [f"nv_inference_count{{{lab.format(m=m)}}} {n}" for m, _, _ in models])
+    fam("nv_inference_request_duration_us", "counter",
+        "Cumulative inference request duration in microseconds (includes cached requests)",
+        [f"nv_inference_request_duration_us{{{lab.format(m=m)}}} {n * 20000}" for m, _, _ in models])
+    fam("nv_inference_pending_request_count", "gauge",
+        "Instantaneous number of pending requests awaiting execution per-model.",
+        [f"nv_inference_pending_request_count{{{lab.format(m=m)}}} {p}" for m, p, _ in models])
+    if summaries:
+        # prometheus-cpp's summary: _count, _sum, then one line per quantile
+        # (label last); quantiles over Triton's sliding window, _sum/_count
+        # over the process' life.
+        for name, help_text, share in [
+                ("nv_inference_request_summary_us", "Summary of inference request duration in microseconds "
+                 "(includes cached requests)", 1.0),
+                ("nv_inference_queue_summary_us", "Summary of inference queuing duration in microseconds "
+                 "(includes cached requests)", 0.1)]:
+            lines = []
+            for m, _, p99 in models:
+                lines.append(f"{name}_count{{{lab.format(m=m)}}} {n}")
+                lines.append(f"{name}_sum{{{lab.format(m=m)}}} {n * 20000 * share:.0f}")
+                for q, f in TRITON_QUANTILES:
+                    lines.append(f'{name}{{{lab.format(m=m)},quantile="{q}"}} {p99 * f * share:g}')
+            fam(name, "summary", help_text, lines)
+    fam("nv_gpu_utilization", "gauge", "GPU utilization rate [0.0 - 1.0)",
+        [f'nv_gpu_utilization{{gpu_uuid="{UUIDS[0]}"}} 0.93'])
     return ("text/plain; version=0.0.4; charset=utf-8", "\n".join(out) + "\n")
 
 
@@ -159,7 +189,9 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/vllm":
             self.send(200, *vllm("application/openmetrics-text" in self.headers.get("Accept", "")))
         elif path == "/triton":
-            self.send(200, *triton())
+            self.send(200, *triton(False))
+        elif path == "/triton-summaries":
+            self.send(200, *triton(True))
         elif path == "/hang":
             time.sleep(3600)
         elif path == "/500":
