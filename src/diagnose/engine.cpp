@@ -94,7 +94,7 @@ void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Threshol
   // The timeline: the GPU's utilisation samples (or the best stand-in).
   const Series* primary = nullptr;
   for (GpuSig s : {GpuSig::kGpuUtil, GpuSig::kSmActive, GpuSig::kGrActive, GpuSig::kGpuUp, GpuSig::kLastXid,
-                   GpuSig::kTemperature}) {
+                   GpuSig::kHealthStatus, GpuSig::kTemperature}) {
     if (!gpu.sig(s).empty()) { primary = &gpu.sig(s); break; }
   }
   if (primary == nullptr) {
@@ -104,7 +104,8 @@ void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Threshol
   GpuContext ctx{.host = host, .gpu = gpu, .th = th, .t = {}, .align = {}};
   // Health signals extend the timeline: a lost GPU stops reporting
   // utilisation but still says it is lost.
-  for (const Series* s : {primary, &gpu.sig(GpuSig::kGpuUp), &gpu.sig(GpuSig::kLastXid)}) {
+  for (const Series* s :
+       {primary, &gpu.sig(GpuSig::kGpuUp), &gpu.sig(GpuSig::kLastXid), &gpu.sig(GpuSig::kHealthStatus)}) {
     for (const Point& p : *s) {
       if (p.t_ms >= window_from && p.t_ms <= window_to) ctx.t.push_back(p.t_ms);
     }
@@ -260,7 +261,8 @@ void judge_point_in_time(const Thresholds& th, HostReport& hr) {
     }
     g.not_assessed = std::move(na);
     g.notes.push_back("one point in time (a scrape without timestamps): counters (ECC, XID counts, PCIe and "
-                      "network bytes, CPU time) give no rate; judged: the last XID, gpu_up, row-remap failure");
+                      "network bytes, CPU time) give no rate; judged: the last XID, gpu_up, row-remap failure, DCGM health "
+                      "watches");
   }
 }
 

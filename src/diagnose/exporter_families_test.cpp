@@ -4,6 +4,8 @@
 // them and a replay of a dcgm-exporter scrape judges them.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "diagnose/engine.h"
@@ -90,6 +92,119 @@ TEST(TritonSummary, BesideAHistogramTheLargerP99PerTimestamp) {
   EXPECT_NEAR(p99[3].v, 0.099, 1e-9);  // t = 60 s: the histogram alone
   EXPECT_EQ(p99[4].t_ms, 75000);
   EXPECT_NEAR(p99[4].v, 0.2, 1e-9);    // the summary alone
+}
+
+TEST(DcgmExp, BindingsOfTheWindowedFamilies) {
+  const LabelPair xid[] = {{"gpu", "0"}, {"window_size_in_ms", "300000"}, {"xid", "79"}};
+  auto b = map_series("DCGM_EXP_XID_ERRORS_COUNT", xid);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].sig, static_cast<uint8_t>(GpuSig::kLastXid));
+  EXPECT_EQ(b[0].transform, Binding::Transform::kEventCode);
+  EXPECT_DOUBLE_EQ(b[0].code, 79);
+  EXPECT_FALSE(b[0].counter);  // a count in a window, not a counter: no rate
+  const LabelPair quiet[] = {{"gpu", "0"}, {"window_size_in_ms", "300000"}};
+  ASSERT_EQ(map_series("DCGM_EXP_XID_ERRORS_COUNT", quiet).size(), 1u);
+  EXPECT_DOUBLE_EQ(map_series("DCGM_EXP_XID_ERRORS_COUNT", quiet)[0].code, 0);
+  b = map_series("DCGM_EXP_GPU_HEALTH_STATUS", {});
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].sig, static_cast<uint8_t>(GpuSig::kHealthStatus));
+  // Carried, not judged.
+  for (const char* n : {"DCGM_EXP_CLOCK_EVENTS_COUNT", "DCGM_EXP_P2P_STATUS", "gpu_clock_events_recent",
+                        "gpu_p2p_status"}) {
+    b = map_series(n, {});
+    ASSERT_EQ(b.size(), 1u) << n;
+    EXPECT_EQ(b[0].kind, Binding::Kind::kCarried) << n;
+  }
+}
+
+// The live history holds the catalog's names and labels.
+TEST(DcgmExp, TheLiveHistorysNamesGiveTheSameSignals) {
+  SignalSetBuilder b;
+  const LabelPair g[] = {{"gpu", "0"}, {"gpu_uuid", "GPU-a"}};
+  const LabelPair x[] = {{"gpu", "0"}, {"gpu_uuid", "GPU-a"}, {"xid", "31"}};
+  const LabelPair ok[] = {{"gpu", "0"}, {"gpu_uuid", "GPU-a"}, {"watch", "MEM"}, {"error", "DCGM_FR_OK"}};
+  const LabelPair bad[] = {{"gpu", "0"}, {"gpu_uuid", "GPU-a"}, {"watch", "PCIE"}, {"error", "DCGM_FR_PCI_REPLAY_RATE"}};
+  const LabelPair ce[] = {{"gpu", "0"}, {"gpu_uuid", "GPU-a"}, {"reason", "sw_power_cap"}};
+  b.add("gpu_utilization_ratio", g, flat(0.9), true);
+  b.add("gpu_xid_errors_recent", x, Series{{0, 0}, {15000, 2}, {30000, 0}}, true);
+  b.add("gpu_health_status", ok, flat(0), true);
+  b.add("gpu_health_status", bad, Series{{0, 0}, {15000, 0}, {30000, 20}}, true);
+  b.add("gpu_clock_events_recent", ce, flat(12), true);
+  EXPECT_EQ(b.known_series(), 5u);
+  const SignalSet set = b.build();
+  const GpuSignals& gpu = set.hosts[0].gpus[0];
+  const Series& last = gpu.sig(GpuSig::kLastXid);
+  ASSERT_EQ(last.size(), 3u);
+  EXPECT_EQ(last[0].v, 0);
+  EXPECT_EQ(last[1].v, 31);
+  EXPECT_EQ(last[2].v, 0);
+  const Series& health = gpu.sig(GpuSig::kHealthStatus);  // worst watch
+  ASSERT_EQ(health.size(), 3u);
+  EXPECT_EQ(health[1].v, 0);
+  EXPECT_EQ(health[2].v, 20);
+  ASSERT_EQ(gpu.health_watches.size(), 2u);
+  EXPECT_TRUE(gpu.health_watches.contains("PCIE (DCGM_FR_PCI_REPLAY_RATE)"));
+  EXPECT_TRUE(gpu.health_watches.contains("MEM (DCGM_FR_OK)"));
+  // Clock-event counts feed no signal: the throttle reasons stay absent.
+  EXPECT_TRUE(gpu.sig(GpuSig::kPowerThrottle).empty());
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const Finding* finding(const GpuReport& g, std::string_view cause) {
+  for (const Finding& f : g.findings) {
+    if (f.cause == cause) return &f;
+  }
+  return nullptr;
+}
+
+// `diagnose --replay` of a dcgm-exporter scrape with the DCGM_EXP_* rows on
+// (tests/data/dcgm-exporter/dcgm-exp.prom): an XID counted in the window and
+// a health watch at FAIL are hardware findings; WARN, clock events and P2P
+// status are not judged.
+TEST(DcgmExp, ReplayOfAScrapeJudgesWindowedXidsAndFailedHealthWatches) {
+  constexpr int64_t kAt = 1'764'410'400'000;
+  ReplayInfo info;
+  Result<SignalSet> set = load_replay_text(
+      slurp(std::string(GPULENS_SOURCE_DIR) + "/tests/data/dcgm-exporter/dcgm-exp.prom"), "dcgm-exp.prom", info,
+      {}, kAt);
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_EQ(info.unknown_series, 0u);
+  const Report r = diagnose(*set, Thresholds{});
+  ASSERT_EQ(r.hosts.size(), 1u);
+  ASSERT_EQ(r.hosts[0].gpus.size(), 2u);
+  // GPU 0: XID 31 twice in the window (an application's page fault): a warning.
+  const GpuReport& g0 = r.hosts[0].gpus[0];
+  ASSERT_EQ(g0.findings.size(), 1u);
+  const Finding* hw0 = finding(g0, "hardware_errors");
+  ASSERT_NE(hw0, nullptr);
+  EXPECT_EQ(hw0->severity, Severity::kWarning);
+  EXPECT_EQ(hw0->state, State::kFiring);
+  EXPECT_NE(hw0->action.find("Hardware fault (XID 31)."), std::string::npos) << hw0->action;
+  // GPU 1: the PCIE watch failed: critical, naming the watch and its code;
+  // the THERMAL watch at WARN is not named.
+  const GpuReport& g1 = r.hosts[0].gpus[1];
+  ASSERT_EQ(g1.findings.size(), 1u);
+  const Finding* hw1 = finding(g1, "hardware_errors");
+  ASSERT_NE(hw1, nullptr);
+  EXPECT_EQ(hw1->severity, Severity::kCritical);
+  EXPECT_NE(hw1->action.find("DCGM health watch failed: PCIE (DCGM_FR_PCI_REPLAY_RATE)"), std::string::npos)
+      << hw1->action;
+  EXPECT_EQ(hw1->action.find("THERMAL"), std::string::npos) << hw1->action;
+  bool named = false;
+  for (const Evidence& e : hw1->evidence) {
+    if (e.signal != "health_status") continue;
+    EXPECT_EQ(e.value, 20);
+    EXPECT_EQ(e.threshold, 20);
+    EXPECT_EQ(e.detail, "PCIE (DCGM_FR_PCI_REPLAY_RATE)");
+    named = true;
+  }
+  EXPECT_TRUE(named);
 }
 
 }  // namespace

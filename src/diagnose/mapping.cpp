@@ -25,6 +25,7 @@ Binding gpu(GpuSig s, double scale = 1.0, bool counter = false) {
 Binding host(HostSig s, bool counter = false, double scale = 1.0) {
   return {.kind = K::kHost, .sig = static_cast<uint8_t>(s), .counter = counter, .scale = scale};
 }
+Binding carried(CarriedSig s) { return {.kind = K::kCarried, .sig = static_cast<uint8_t>(s)}; }
 Binding mask(GpuSig s, uint64_t m) {
   Binding b = gpu(s);
   b.transform = T::kMask;
@@ -100,6 +101,9 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["serving_request_duration_seconds_total"] = {{.kind = K::kTritonDuration, .counter = true}};
     t["serving_requests_succeeded_total"] = {{.kind = K::kTritonSuccess, .counter = true}};
     t["serving_request_latency_p99_seconds"] = {host(H::kLatencyP99)};
+    t["gpu_health_status"] = {gpu(G::kHealthStatus)};
+    t["gpu_clock_events_recent"] = {carried(CarriedSig::kClockEventsRecent)};
+    t["gpu_p2p_status"] = {carried(CarriedSig::kP2pStatus)};
     // dcgm-exporter (reference §4.4, §4.5: units converted to ours)
     t["DCGM_FI_DEV_GPU_UTIL"] = {gpu(G::kGpuUtil, 0.01)};
     t["DCGM_FI_DEV_FB_USED"] = {gpu(G::kFbUsed, kMiB)};
@@ -129,6 +133,10 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["DCGM_FI_PROF_PCIE_RX_BYTES"] = {gpu(G::kPcieRxBps)};
     t["DCGM_FI_PROF_NVLINK_TX_BYTES"] = {gpu(G::kNvlinkTxBps)};
     t["DCGM_FI_PROF_NVLINK_RX_BYTES"] = {gpu(G::kNvlinkRxBps)};
+    // dcgm-exporter's own families (reference §3.6; docs/scrape.md)
+    t["DCGM_EXP_GPU_HEALTH_STATUS"] = {gpu(G::kHealthStatus)};
+    t["DCGM_EXP_CLOCK_EVENTS_COUNT"] = {carried(CarriedSig::kClockEventsRecent)};
+    t["DCGM_EXP_P2P_STATUS"] = {carried(CarriedSig::kP2pStatus)};
     // node_exporter
     t["node_pressure_cpu_waiting_seconds_total"] = {host(H::kPsiCpu, true)};
     t["node_pressure_io_waiting_seconds_total"] = {host(H::kPsiIo, true)};
@@ -164,7 +172,7 @@ constexpr std::string_view kLabelled[] = {
     "node_network_speed_bytes",       "serving_request_latency_seconds_bucket",
     "vllm:e2e_request_latency_seconds_bucket", "gpu_allocator_external_fragmentation_ratio",
     "sglang:e2e_request_latency_seconds_bucket", "tgi_request_duration_bucket",
-    "nv_inference_request_summary_us",
+    "nv_inference_request_summary_us", "gpu_xid_errors_recent", "DCGM_EXP_XID_ERRORS_COUNT",
 };
 
 std::string_view label_of(LabelSpan labels, std::string_view name) {
@@ -236,6 +244,14 @@ std::vector<Binding> map_series(std::string_view name, LabelSpan labels) {
       out.push_back(b);
     }
     return out;
+  }
+  if (name == "gpu_xid_errors_recent" || name == "DCGM_EXP_XID_ERRORS_COUNT") {
+    // XIDs counted in dcgm-exporter's window: while any is, its code is the
+    // last XID. The zero-valued series of a quiet GPU has no xid: code 0.
+    Binding b = gpu(G::kLastXid);
+    b.transform = T::kEventCode;
+    b.code = parse_double(label_of(labels, "xid")).value_or(0);
+    return {b};
   }
   if (name == "gpu_allocator_external_fragmentation_ratio") {
     // The small pool (requests up to 1 MiB in 2 MiB segments) is in slivers
@@ -370,6 +386,14 @@ void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, Seri
         if (!pod.empty()) who += " (" + std::string(ns) + (ns.empty() ? "" : "/") + std::string(pod) + ")";
         g.by_process[{sig, who}].push_back(s);
       }
+      if (sig == GpuSig::kHealthStatus) {
+        std::string_view watch = label_of(labels, "watch"), error = label_of(labels, "error");
+        if (watch.empty()) watch = label_of(labels, "health_watch");
+        if (error.empty()) error = label_of(labels, "health_error_code");
+        std::string key(watch.empty() ? std::string_view("?") : watch);
+        if (!error.empty()) key += " (" + std::string(error) + ")";
+        g.health_watches[key].push_back(s);
+      }
       g.parts[b.sig].push_back(std::move(s));
       break;
     }
@@ -416,6 +440,7 @@ void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, Seri
     case K::kTritonDuration: h.triton_duration.push_back(std::move(s)); break;
     case K::kTritonCount: h.triton_count.push_back(std::move(s)); break;
     case K::kTritonSuccess: h.triton_success.push_back(std::move(s)); break;
+    case K::kCarried: break;  // /metrics and history only
   }
 }
 
@@ -614,6 +639,7 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
       gs.mig = std::move(g.mig);
       for (size_t i = 0; i < kGpuSigCount; ++i) gs.sigs[i] = merge(g.parts[i], combine_of(static_cast<GpuSig>(i)));
       for (auto& [key, parts] : g.by_process) gs.by_process[key] = merge(parts, combine_of(key.first));
+      for (auto& [key, parts] : g.health_watches) gs.health_watches[key] = merge(parts, Combine::kMax);
       hs.gpus.push_back(std::move(gs));
     }
     // By GPU ("2" < "10"), each GPU's MIG instances after it ("0", "0/gi1", "0/gi2", "1").

@@ -8,7 +8,9 @@
 // SignalSet with fixed units:
 // DCGM percentages become ratios, MiB become bytes, MHz become hertz, counters
 // become per-second rates, clock-event bitmasks become thermal/power flags,
-// latency histograms become a p99 series (beside Triton's own summary p99).
+// latency histograms become a p99 series (beside Triton's own summary p99),
+// dcgm-exporter's windowed XID counts the last XID, its health watches a
+// health status.
 //
 // A MIG instance (labels GPU_I_ID/GPU_I_PROFILE of dcgm-exporter, or
 // gpu_instance_id/mig_profile/mig_uuid of gpulens' gpu_mig_* series) is an
@@ -54,8 +56,11 @@ struct Binding {
   // kPeerPath, kLocalCpus, kProcess: placement facts read from the labels
   // of info series (gpu_topology_info, gpu_cpu_affinity_info,
   // host_gpu_process_affinity_info).
+  // kCarried: a series no rule judges (sig: a CarriedSig), known here so
+  // that the scrape maps it onto its catalog field by this same table.
   enum class Kind : uint8_t {
-    kGpu, kHost, kLatencyBucket, kTritonDuration, kTritonCount, kTritonSuccess, kPeerPath, kLocalCpus, kProcess
+    kGpu, kHost, kLatencyBucket, kTritonDuration, kTritonCount, kTritonSuccess, kPeerPath, kLocalCpus, kProcess,
+    kCarried
   };
   enum class Transform : uint8_t { kNone, kMask, kEventCode };
   Kind kind = Kind::kGpu;
@@ -67,6 +72,10 @@ struct Binding {
   double code = 0;            // kEventCode: value = code while the rate is > 0, else 0
   double le = 0;              // kLatencyBucket: upper bound
 };
+
+// What a Binding::Kind::kCarried series is (dcgm-exporter's DCGM_EXP_*
+// families the diagnosis does not judge: docs/scrape.md says why).
+enum class CarriedSig : uint8_t { kClockEventsRecent, kP2pStatus };
 
 // Bindings of one series (empty: not a name diagnosis uses). A series may feed
 // more than one signal (CPU mode idle feeds both "total" and "idle").
@@ -106,6 +115,7 @@ class SignalSetBuilder {
     std::string local_cpus;
     std::vector<std::vector<Series>> parts = std::vector<std::vector<Series>>(kGpuSigCount);
     std::map<std::pair<GpuSig, std::string>, std::vector<Series>> by_process;  // allocator signals per pid
+    std::map<std::string, std::vector<Series>> health_watches;                  // kHealthStatus per watch
   };
   struct LinkAcc {
     std::array<std::vector<Series>, 3> parts;  // rx, tx, speed

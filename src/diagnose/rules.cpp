@@ -27,6 +27,10 @@ bool fatal_xid(double x) {
   return std::find(std::begin(kFatal), std::end(kFatal), static_cast<int>(x)) != std::end(kFatal);
 }
 
+// DCGM's health result FAIL (dcgmHealthResult: PASS 0, WARN 10, FAIL 20): a
+// health watch (PCIE, MEM, ...) that failed is a hardware fault.
+constexpr double kHealthFail = 20;
+
 std::string gbps(double bps) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f GB/s", bps / 1e9);
@@ -199,27 +203,40 @@ class Rules {
 
   RuleResult hardware_errors() {
     const bool any = has(G::kLastXid) || has(G::kXidRate) || has(G::kGpuUp) || has(G::kRowRemapFailure) ||
-                     has(G::kEccUncorrectedRate);
+                     has(G::kEccUncorrectedRate) || has(G::kHealthStatus);
     if (!any) {
       not_assessed("hardware_errors", "no XID, ECC, row-remap or gpu_up signals");
       return {};
     }
     RuleResult r = make("hardware_errors", "health", Severity::kWarning, 0);
     const Aligned xid = A(G::kLastXid), rate = A(G::kXidRate), up = A(G::kGpuUp), remap = A(G::kRowRemapFailure),
-                  ecc = A(G::kEccUncorrectedRate);
+                  ecc = A(G::kEccUncorrectedRate), health = A(G::kHealthStatus);
     double code = 0;
     for (size_t i = 0; i < n_; ++i) {
-      const bool fault = (xid[i] >= 1) || (rate[i] > 0) || (up[i] == 0) || (remap[i] >= 1) || (ecc[i] > 0);
+      const bool failed = health[i] >= kHealthFail;
+      const bool fault =
+          (xid[i] >= 1) || (rate[i] > 0) || (up[i] == 0) || (remap[i] >= 1) || (ecc[i] > 0) || failed;
       r.holds[i] = fault ? 1 : 0;
       if (!fault) continue;
       if (xid[i] >= 1) code = std::round(xid[i]);
-      if (fatal_xid(xid[i]) || up[i] == 0 || remap[i] >= 1 || ecc[i] > 0) r.severity = Severity::kCritical;
+      if (fatal_xid(xid[i]) || up[i] == 0 || remap[i] >= 1 || ecc[i] > 0 || failed) r.severity = Severity::kCritical;
+    }
+    // The DCGM health watches that failed while the fault held, by name and code.
+    std::string watches;
+    for (const auto& [watch, series] : c_.gpu.health_watches) {
+      const Aligned w = A(series);
+      bool failed = false;
+      for (size_t i = 0; i < n_ && !failed; ++i) failed = r.holds[i] == 1 && w[i] >= kHealthFail;
+      if (failed) watches += (watches.empty() ? "" : ", ") + watch;
     }
     if (has(G::kLastXid)) r.evidence.push_back({"last_xid", xid, 0});
     if (has(G::kGpuUp)) r.evidence.push_back({"gpu_up", up, 1});
     if (has(G::kEccUncorrectedRate)) r.evidence.push_back({"ecc_uncorrected_rate", ecc, 0});
     if (has(G::kRowRemapFailure)) r.evidence.push_back({"row_remap_failure", remap, 0});
-    r.action = code > 0 ? "Hardware fault (XID " + std::to_string(static_cast<int>(code)) + "). " : "Hardware fault. ";
+    if (has(G::kHealthStatus)) r.evidence.push_back({"health_status", health, kHealthFail, watches});
+    std::string what = code > 0 ? "XID " + std::to_string(static_cast<int>(code)) : "";
+    if (!watches.empty()) what += (what.empty() ? "" : "; ") + std::string("DCGM health watch failed: ") + watches;
+    r.action = what.empty() ? "Hardware fault. " : "Hardware fault (" + what + "). ";
     r.action += code == 79 ? "XID 79: the GPU fell off the bus. "
                            : "";
     r.action += "Drain the node, collect dmesg and nvidia-bug-report.sh, reset or replace the GPU; "
@@ -707,6 +724,7 @@ int64_t first_fatal_fault_ms(const GpuSignals& gpu) {
   scan(GpuSig::kGpuUp, [](double v) { return v == 0; });
   scan(GpuSig::kRowRemapFailure, [](double v) { return v >= 1; });
   scan(GpuSig::kEccUncorrectedRate, [](double v) { return v > 0; });
+  scan(GpuSig::kHealthStatus, [](double v) { return v >= kHealthFail; });
   return first;
 }
 

@@ -69,6 +69,7 @@ enum class GpuSig : uint8_t {
   kExternalFragmentation,  // ratio: 1 - largest free block / free bytes, worst large pool (allocator snapshot)
   kAllocRetryRate,   // allocator retries per second (cache flushed and allocation retried)
   kAllocOomRate,     // allocator out-of-memory errors per second
+  kHealthStatus,     // worst DCGM health watch result: 0 pass, 10 warn, 20 fail (dcgm-exporter)
   kCount
 };
 
@@ -134,6 +135,9 @@ struct GpuSignals {
   // The in-process allocator signals per pushing process ("pid 4242", with
   // " (namespace/pod)" when known): which process a memory finding is about.
   std::map<std::pair<GpuSig, std::string>, Series> by_process;
+  // kHealthStatus per DCGM health watch, "PCIE (DCGM_FR_PCI_REPLAY_RATE)":
+  // which watch a hardware finding is about.
+  std::map<std::string, Series> health_watches;
 };
 
 // One GPU a process uses, and where the process may run

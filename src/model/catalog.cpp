@@ -132,6 +132,11 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
      "NUMA node the GPU is attached to."},
     {FieldId::kGpuCpuAffinity, "gpu_cpu_affinity_info", kInfo, "", kIo, kGpu,
      "CPUs close to the GPU, in kernel list syntax (label cpus)."},
+    // ---- dcgm-exporter's own families (DCGM_EXP_*), read by the scrape source alone
+    {FieldId::kGpuP2pStatus, "gpu_p2p_status", kGauge, "", kIo, kGpu,
+     "NVML peer-to-peer status towards the GPU in label peer_gpu, 0 OK (label status: OK, ChipsetNotSupported, "
+     "GPUNotSupported, TopologyNotSupported, DisabledByRegKey, NotSupported, Unknown; dcgm-exporter's "
+     "DCGM_EXP_P2P_STATUS)."},
     // ---- health --------------------------------------------------------
     {FieldId::kGpuUp, "gpu_up", kGauge, "", kHealth, kGpu,
      "1 when the GPU answers, 0 when it is lost or failing."},
@@ -167,6 +172,17 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
      "1 when a row remapping failed: the GPU needs service."},
     {FieldId::kGpuPstate, "gpu_pstate", kGauge, "", kHealth, kGpu,
      "Performance state (0 fastest .. 15 slowest)."},
+    {FieldId::kGpuXidErrorsRecent, "gpu_xid_errors_recent", kGauge, "", kHealth, kGpu,
+     "XID errors of the code in label xid within dcgm-exporter's window (DCGM_EXP_XID_ERRORS_COUNT; "
+     "--xid-count-window-size, 5 minutes by default): a count in a sliding window, not a running total; "
+     "without xid: none in the window."},
+    {FieldId::kGpuClockEventsRecent, "gpu_clock_events_recent", kGauge, "", kHealth, kGpu,
+     "Samples with the clock-event reason in label reason set, within dcgm-exporter's window "
+     "(DCGM_EXP_CLOCK_EVENTS_COUNT; --clock-events-count-window-size, 5 minutes by default); without reason: "
+     "none in the window."},
+    {FieldId::kGpuHealthStatus, "gpu_health_status", kGauge, "", kHealth, kGpu,
+     "Result of the DCGM health watch in label watch, with its DCGM_FR_* code in label error: 0 pass, 10 warn, "
+     "20 fail (dcgm-exporter's DCGM_EXP_GPU_HEALTH_STATUS)."},
     // ---- MIG instances -------------------------------------------------
     {FieldId::kGpuMigMode, "gpu_mig_mode", kGauge, "", kHealth, kGpu,
      "1 when MIG mode is enabled (label state: current, or pending until the next GPU reset)."},

@@ -92,6 +92,7 @@ enum class FieldId : uint16_t {
   kGpuTopology,
   kGpuNumaNode,
   kGpuCpuAffinity,
+  kGpuP2pStatus,
   // health
   kGpuUp,
   kGpuInfo,
@@ -110,6 +111,9 @@ enum class FieldId : uint16_t {
   kGpuRemappedRows,
   kGpuRowRemapFailure,
   kGpuPstate,
+  kGpuXidErrorsRecent,
+  kGpuClockEventsRecent,
+  kGpuHealthStatus,
   // MIG instances (series carry mig_labels(), see series.h)
   kGpuMigMode,
   kGpuMigInfo,

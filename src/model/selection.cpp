@@ -1,6 +1,7 @@
 // Counters files (dcgm-exporter's CSV) and the named profiles.
 #include "model/selection.h"
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 
@@ -19,10 +20,6 @@ constexpr std::string_view kNotGiven[] = {
     "DCGM_FI_DEV_BOARD_LIMIT_VIOLATION",
     "DCGM_FI_DEV_LOW_UTIL_VIOLATION",
     "DCGM_FI_DEV_RELIABILITY_VIOLATION",
-    "DCGM_EXP_CLOCK_EVENTS_COUNT",
-    "DCGM_EXP_XID_ERRORS_COUNT",
-    "DCGM_EXP_GPU_HEALTH_STATUS",
-    "DCGM_EXP_P2P_STATUS",
     "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL",
     "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL",
     "DCGM_FI_DEV_RETIRED_SBE",
@@ -43,6 +40,19 @@ constexpr std::string_view kNotGiven[] = {
     "DCGM_FI_DEV_VBIOS_VERSION",
 };
 
+// dcgm-exporter's own families: read from a scraped dcgm-exporter into
+// gpulens fields, never written back under these names (docs/scrape.md).
+struct ExpRow {
+  std::string_view name;
+  F field;
+};
+constexpr ExpRow kExpRows[] = {
+    {"DCGM_EXP_XID_ERRORS_COUNT", F::kGpuXidErrorsRecent},
+    {"DCGM_EXP_CLOCK_EVENTS_COUNT", F::kGpuClockEventsRecent},
+    {"DCGM_EXP_GPU_HEALTH_STATUS", F::kGpuHealthStatus},
+    {"DCGM_EXP_P2P_STATUS", F::kGpuP2pStatus},
+};
+
 // The article's eight series per GPU: its six gauges (SM occupancy, tensor
 // activity, memory bandwidth, fragmentation, PCIe TX/RX utilisation) plus
 // the tutorial's two alert signals (GPU utilisation, temperature).
@@ -61,7 +71,8 @@ constexpr F kStandard[] = {
     F::kGpuPcieLinkWidthCalibrated, F::kGpuNvlinkTxRate,  F::kGpuNvlinkRxRate,    F::kGpuNvlinkUtil,
     F::kGpuTopology,         F::kGpuNumaNode,             F::kGpuCpuAffinity,     F::kGpuPower,
     F::kGpuPowerLimit,       F::kGpuClockEventActive,     F::kGpuClockEventReasons, F::kGpuXidErrors,
-    F::kGpuLastXid,          F::kGpuEccErrors,            F::kGpuRowRemapFailure,
+    F::kGpuLastXid,          F::kGpuEccErrors,            F::kGpuRowRemapFailure, F::kGpuXidErrorsRecent,
+    F::kGpuHealthStatus,
 };
 
 constexpr std::array<std::string_view, 3> kProfiles = {"minimal", "standard", "full"};
@@ -174,6 +185,14 @@ Result<FieldSelection> parse_collectors(std::string_view text, std::string_view 
                               std::to_string(it->second) + ")");
     }
     const DcgmRow* row = find_dcgm_row(name);
+    if (const auto exp = std::find_if(std::begin(kExpRows), std::end(kExpRows),
+                                      [&](const ExpRow& r) { return r.name == name; });
+        exp != std::end(kExpRows)) {
+      sel.fields.set(static_cast<size_t>(exp->field));
+      sel.notes.push_back(where(origin, line_no) + name + " is read from a scraped dcgm-exporter as " +
+                          std::string(field(exp->field).name) + ", not exported under its DCGM name");
+      continue;
+    }
     if (row == nullptr) {
       bool known = false;
       for (std::string_view n : kNotGiven) known = known || n == name;

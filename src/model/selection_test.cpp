@@ -37,6 +37,30 @@ TEST(Collectors, DcgmExportersOwnDefaultFileLoads) {
   EXPECT_TRUE(has(*sel, FieldId::kHostCpuSeconds));  // not a GPU field: always on
 }
 
+// dcgm-exporter's own families (commented out in its default CSV): a row
+// selects the gpulens field a scraped dcgm-exporter fills, with a note.
+TEST(Collectors, DcgmExpRowsSelectTheirGpulensFields) {
+  auto sel = parse_collectors(
+      "DCGM_EXP_XID_ERRORS_COUNT, gauge, Count of XID Errors within user-specified time window\n"
+      "DCGM_EXP_GPU_HEALTH_STATUS, counter, DCGM reported health status\n",
+      "exp.csv");
+  ASSERT_TRUE(sel) << sel.status().message();
+  EXPECT_TRUE(has(*sel, FieldId::kGpuXidErrorsRecent));
+  EXPECT_TRUE(has(*sel, FieldId::kGpuHealthStatus));
+  EXPECT_FALSE(has(*sel, FieldId::kGpuClockEventsRecent));
+  EXPECT_TRUE(sel->dcgm.empty());  // not written back under the DCGM names
+  ASSERT_EQ(sel->notes.size(), 2u);
+  EXPECT_EQ(sel->notes[0],
+            "exp.csv:1: DCGM_EXP_XID_ERRORS_COUNT is read from a scraped dcgm-exporter as gpu_xid_errors_recent, "
+            "not exported under its DCGM name");
+  auto standard = profile("standard");
+  ASSERT_TRUE(standard);
+  EXPECT_TRUE(has(*standard, FieldId::kGpuXidErrorsRecent));  // the diagnosis reads them
+  EXPECT_TRUE(has(*standard, FieldId::kGpuHealthStatus));
+  EXPECT_FALSE(has(*standard, FieldId::kGpuClockEventsRecent));  // carried, not judged: full only
+  EXPECT_FALSE(has(*standard, FieldId::kGpuP2pStatus));
+}
+
 TEST(Collectors, UnknownFieldNamesTheLine) {
   auto sel = parse_collectors("# comment\n\nDCGM_FI_DEV_GPU_UTIL, gauge, util\nDCGM_FI_DEV_GPU_UTILL, gauge, typo\n",
                               "my.csv");

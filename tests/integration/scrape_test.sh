@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The scrape source end to end, on loopback: a real node_exporter and a
 # stand-in (lib/exporter_standin.py) answering as dcgm-exporter (8 A100s,
-# pods on GPUs 0-3), vLLM (OpenMetrics by Accept) and Triton (with its
-# latency summaries), beside
+# pods on GPUs 0-3, its DCGM_EXP_* families on), vLLM (OpenMetrics by
+# Accept) and Triton (with its latency summaries), beside
 # targets that hang, answer 500, answer HTML, serve 50 MB, and one that dies
 # while the agent runs. The agent runs --source host,scrape with a host
 # source reading a fixture /proc, so precedence shows: the host source keeps
@@ -35,6 +35,7 @@ printf 'cpu  12345 0 2000 50000 100 0 0 0 0 0\ncpu0 12345 0 2000 50000 100 0 0 0
 
 A="http://127.0.0.1:$sa" B="http://127.0.0.1:$sb" NE="http://127.0.0.1:$ne/metrics"
 TR="$B/triton-summaries"  # Triton with summary_latencies=true, two models
+DC="$A/dcgm-exp"          # dcgm-exporter with its DCGM_EXP_* rows enabled
 write_config() {  # targets...
   {
     echo "sources: [host, scrape]"
@@ -47,7 +48,7 @@ write_config() {  # targets...
     for t in "$@"; do echo "      - $t"; done
   } >"$STACK/gpulens.yaml"
 }
-write_config "$A/dcgm" "$A/vllm" "$TR" "$NE" "$A/hang" "$A/500" "$A/garbage" "$A/big"
+write_config "$DC" "$A/vllm" "$TR" "$NE" "$A/hang" "$A/500" "$A/garbage" "$A/big"
 start_agent main "$agent" --config "$STACK/gpulens.yaml" --dcgm-names
 agent_pid=${STACK_PIDS[-1]}
 log="$STACK/agent-main.log"
@@ -67,7 +68,7 @@ value() {  # exact series text -> value
 }
 
 # --- every target's state, the reasons logged -----------------------------
-for t in "$A/dcgm" "$A/vllm" "$TR" "$NE"; do
+for t in "$DC" "$A/vllm" "$TR" "$NE"; do
   wait_for 15 "$t is not up" '[[ $(up_of "$t") == 1 ]]'
 done
 for t in "$A/hang" "$A/500" "$A/garbage" "$A/big"; do
@@ -79,7 +80,7 @@ grep -q "scrape_target_down target=$A/garbage reason=\"$A/garbage:1: expected a 
   stack_fail "no garbage reason"
 grep -q "scrape_target_down target=$A/big reason=\"$A/big: response body from .* exceeds 16777216 bytes\"" "$log" ||
   stack_fail "no size reason"
-grep -q "scrape_target_up target=$A/dcgm recognised=dcgm-exporter" "$log" || stack_fail "dcgm-exporter not recognised"
+grep -q "scrape_target_up target=$DC recognised=dcgm-exporter" "$log" || stack_fail "dcgm-exporter not recognised"
 grep -q "scrape_target_up target=$A/vllm recognised=vLLM" "$log" || stack_fail "vLLM not recognised"
 grep -q "scrape_target_up target=$TR recognised=Triton" "$log" || stack_fail "Triton not recognised"
 grep -q "scrape_target_up target=$NE recognised=node_exporter" "$log" || stack_fail "node_exporter not recognised"
@@ -133,6 +134,37 @@ grep -q '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="0",UUID="GPU-5e8f3c1a-0000-4a6b-9c3d-00
   stack_fail "GPU 0's DCGM series lack the pod dcgm-exporter attached: $(grep '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="0"' "$STACK/m.prom")"
 grep '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="7"' "$STACK/m.prom" | grep -q 'pod=' && stack_fail "GPU 7 got a pod"
 
+# dcgm-exporter's DCGM_EXP_* families: gauges under gpulens names, the
+# catalog's labels, no window label, nothing under the DCGM_EXP_* names.
+g2='{gpu="2",gpu_uuid="GPU-5e8f3c1a-0002-4a6b-9c3d-000000000002",gpu_name="NVIDIA A100-SXM4-80GB"'
+g3='{gpu="3",gpu_uuid="GPU-5e8f3c1a-0003-4a6b-9c3d-000000000003",gpu_name="NVIDIA A100-SXM4-80GB"'
+check "gpu_xid_errors_recent$g2,xid=\"31\"}" 2
+check "gpu_xid_errors_recent$g7" 0
+check "gpu_clock_events_recent${g0%\}},reason=\"sw_power_cap\"}" 12
+check "gpu_clock_events_recent${g0%\}},reason=\"hw_thermal\"}" 3
+check "gpu_health_status$g3,watch=\"PCIE\",error=\"DCGM_FR_PCI_REPLAY_RATE\"}" 20
+check "gpu_health_status$g3,watch=\"MEM\",error=\"DCGM_FR_OK\"}" 0
+check "gpu_p2p_status${g0%\}},peer_gpu=\"7\",status=\"OK\"}" 0
+[[ $(grep -c '^gpu_health_status{' "$STACK/m.prom") == 80 ]] || stack_fail "not 10 health watches on each of 8 GPUs"
+[[ $(grep -c '^gpu_p2p_status{' "$STACK/m.prom") == 56 ]] || stack_fail "not 7 P2P peers of each of 8 GPUs"
+grep -q '^# TYPE gpu_xid_errors_recent gauge$' "$STACK/m.prom" || stack_fail "gpu_xid_errors_recent is not a gauge"
+grep -Eq 'window_size_in_ms|^DCGM_EXP_' "$STACK/m.prom" && stack_fail "dcgm-exporter's window label or DCGM_EXP_* names re-emitted"
+# The live diagnosis: GPU 2's XID 31 in the window and GPU 3's failed PCIE
+# watch are hardware findings, through `gpulens diagnose --agent`.
+rc=0
+"$GPULENS" diagnose --agent "http://127.0.0.1:$agent" --format json >"$STACK/diag.json" 2>"$STACK/diag.log" || rc=$?
+[[ $rc == 3 ]] || stack_fail "diagnose --agent exit $rc, want 3 (a critical finding): $(cat "$STACK/diag.log")"
+python3 - "$STACK/diag.json" <<'PY' || stack_fail "diagnose --agent lacks the DCGM_EXP_* hardware findings"
+import json, sys
+gpus = {g["gpu"]: g for g in json.load(open(sys.argv[1]))["hosts"][0]["gpus"]}
+def hw(i):
+    return next(f for f in gpus[i]["findings"] if f["cause"] == "hardware_errors")
+assert hw("2")["severity"] == "warning" and "XID 31" in hw("2")["action"], hw("2")
+assert hw("3")["severity"] == "critical", hw("3")
+assert "DCGM health watch failed: PCIE (DCGM_FR_PCI_REPLAY_RATE)" in hw("3")["action"], hw("3")
+assert not any(f["cause"] == "hardware_errors" for f in gpus["5"]["findings"]), gpus["5"]
+PY
+
 # --- a hung target never stalls the agent's /metrics ----------------------
 for _ in 1 2 3 4 5; do
   curl -fs --max-time 2 -o /dev/null "http://127.0.0.1:$agent/metrics" || stack_fail "/metrics did not answer while a target hangs"
@@ -170,10 +202,10 @@ wait_for 10 "the dead Triton target is still up" '[[ $(up_of "$TR") == 0 ]]'
 grep -q "scrape_target_down target=$TR reason=\"$TR: connect 127.0.0.1:$sb: Connection refused\"" "$log" ||
   stack_fail "no reason logged for the dead target"
 [[ -z $(value serving_requests_succeeded_total) ]] || stack_fail "the dead target's series are still served"
-[[ $(up_of "$A/dcgm") == 1 ]] || stack_fail "dcgm went down with Triton"
+[[ $(up_of "$DC") == 1 ]] || stack_fail "dcgm went down with Triton"
 
 # --- SIGHUP re-reads the targets ------------------------------------------
-write_config "$A/dcgm" "$A/vllm" "$NE"
+write_config "$DC" "$A/vllm" "$NE"
 kill -HUP "$agent_pid"
 wait_for 10 "no scrape_targets line after SIGHUP" \
   'grep -q "scrape_targets added=none removed=$TR,$A/hang,$A/500,$A/garbage,$A/big targets=3" "$log"'

@@ -44,6 +44,53 @@ std::string node_extra(diagnose::LabelSpan labels) {
   return out;
 }
 
+// The extra labels of the GPU fields that carry some: the catalog's name
+// of the label, read as is from the catalog's own series (another gpulens)
+// or under dcgm-exporter's name from its DCGM_EXP_* families.
+struct GpuExtra {
+  FieldId field;
+  std::string_view name;  // the catalog's
+  std::string_view dcgm;  // dcgm-exporter's ("" = the same)
+};
+constexpr GpuExtra kGpuExtras[] = {
+    {FieldId::kGpuXidErrorsRecent, "xid", {}},
+    {FieldId::kGpuClockEventsRecent, "reason", "clock_event"},
+    {FieldId::kGpuHealthStatus, "watch", "health_watch"},
+    {FieldId::kGpuHealthStatus, "error", "health_error_code"},
+    {FieldId::kGpuP2pStatus, "peer_gpu", {}},
+    {FieldId::kGpuP2pStatus, "status", "link_status"},
+};
+
+std::string_view label_of(diagnose::LabelSpan labels, std::string_view name) {
+  for (const auto& [k, v] : labels) {
+    if (k == name) return v;
+  }
+  return {};
+}
+
+// dcgm-exporter's clock_event names onto gpulens' reason names (clock_reasons()).
+std::string_view clock_reason(std::string_view dcgm) {
+  if (dcgm == "power_cap") return "sw_power_cap";
+  if (dcgm == "clocks_setting") return "applications_clocks";
+  return dcgm;
+}
+
+std::string gpu_extra(FieldId id, diagnose::LabelSpan labels) {
+  std::string out;
+  for (const GpuExtra& e : kGpuExtras) {
+    if (e.field != id) continue;
+    std::string_view v = label_of(labels, e.name);
+    if (v.empty() && !e.dcgm.empty()) {
+      v = label_of(labels, e.dcgm);
+      if (e.dcgm == "clock_event") v = clock_reason(v);
+    }
+    if (v.empty()) continue;
+    if (!out.empty()) out += ',';
+    out += label(e.name, v);
+  }
+  return out;
+}
+
 // How series of one family landing on one catalog series combine: a
 // latency quantile over models is the worst model's, never a sum.
 Combine combine_of(FieldId id) { return id == FieldId::kServingLatencyP99 ? Combine::kMax : Combine::kSum; }
@@ -69,7 +116,7 @@ std::vector<CatalogTarget> through_mapping(std::string_view name, diagnose::Labe
     double ratio = 1;
     if (!same_up_to_scale(scraped, diagnose::map_series(native, labels), ratio)) continue;
     const FieldDef& f = field(id);
-    return {{id, ratio, f.scope == Scope::kNode ? node_extra(labels) : std::string(), combine_of(id)}};
+    return {{id, ratio, f.scope == Scope::kNode ? node_extra(labels) : gpu_extra(id, labels), combine_of(id)}};
   }
   return {};
 }

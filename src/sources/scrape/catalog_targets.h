@@ -17,7 +17,9 @@
 // nv_inference_request_summary_us) only the quantile="0.99" series is read,
 // the worst model's, its _sum and _count not at all. Extra labels kept: the
 // ones the catalog's series carry (mode, device, port, le on host and
-// serving series; the DCGM row's own on GPU series); the rest (cpu,
+// serving series; the DCGM row's own on GPU series, and those of
+// dcgm-exporter's DCGM_EXP_* families under the catalog's names: xid,
+// reason from clock_event, watch, error, peer_gpu, status); the rest (cpu,
 // model_name, engine, pod identity) is dropped, and series of one family
 // that land on one catalog series combine by the target's Combine rule.
 //

@@ -2,7 +2,13 @@
 // Triton's latency summary and dcgm-exporter's DCGM_EXP_* families.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "sources/scrape/catalog_targets.h"
+#include "sources/scrape/scrape_source.h"
+#include "sources/scrape/testing/page_server.h"
+#include "store/live.h"
 
 namespace gpulens {
 namespace {
@@ -37,6 +43,98 @@ TEST(CatalogTargetsSummary, OtherQuantilesSumCountAndOtherSummariesAreNotRead) {
   EXPECT_TRUE(targets("nv_inference_compute_infer_summary_us", {{"model", "m"}, {"quantile", "0.99"}}).empty());
   EXPECT_TRUE(targets("nv_inference_first_response_histogram_ms_bucket", {{"model", "m"}, {"le", "100"}}).empty());
   EXPECT_TRUE(targets("nv_inference_first_response_histogram_ms_sum", {{"model", "m"}}).empty());
+}
+
+// dcgm-exporter's windowed counts are gauges under gpulens names, with the
+// catalog's labels; the window label is dropped.
+TEST(CatalogTargetsExp, DcgmExpFamiliesLandOnTheirGaugesWithTheCatalogsLabels) {
+  const std::pair<std::string_view, std::string_view> gpu[] = {{"gpu", "0"}, {"UUID", "GPU-a"}};
+  auto with = [&](std::vector<std::pair<std::string_view, std::string_view>> more) {
+    more.insert(more.begin(), std::begin(gpu), std::end(gpu));
+    return more;
+  };
+  EXPECT_EQ(targets("DCGM_EXP_XID_ERRORS_COUNT", with({{"window_size_in_ms", "300000"}, {"xid", "31"}})),
+            (std::vector<CatalogTarget>{{FieldId::kGpuXidErrorsRecent, 1, "xid=\"31\""}}));
+  // A quiet GPU's zero-valued series has no xid: none in the window.
+  EXPECT_EQ(targets("DCGM_EXP_XID_ERRORS_COUNT", with({{"window_size_in_ms", "300000"}})),
+            (std::vector<CatalogTarget>{{FieldId::kGpuXidErrorsRecent, 1, ""}}));
+  EXPECT_EQ(targets("DCGM_EXP_CLOCK_EVENTS_COUNT", with({{"clock_event", "power_cap"}, {"window_size_in_ms", "1"}})),
+            (std::vector<CatalogTarget>{{FieldId::kGpuClockEventsRecent, 1, "reason=\"sw_power_cap\""}}));
+  EXPECT_EQ(targets("DCGM_EXP_CLOCK_EVENTS_COUNT", with({{"clock_event", "clocks_setting"}}))[0].extra,
+            "reason=\"applications_clocks\"");
+  EXPECT_EQ(targets("DCGM_EXP_CLOCK_EVENTS_COUNT", with({{"clock_event", "hw_thermal"}}))[0].extra,
+            "reason=\"hw_thermal\"");
+  EXPECT_EQ(targets("DCGM_EXP_GPU_HEALTH_STATUS",
+                    with({{"DCGM_FI_DRIVER_VERSION", "550.144.03"}, {"health_error_code", "DCGM_FR_PCI_REPLAY_RATE"},
+                          {"health_watch", "PCIE"}})),
+            (std::vector<CatalogTarget>{
+                {FieldId::kGpuHealthStatus, 1, "watch=\"PCIE\",error=\"DCGM_FR_PCI_REPLAY_RATE\""}}));
+  EXPECT_EQ(targets("DCGM_EXP_P2P_STATUS", with({{"link_status", "OK"}, {"peer_gpu", "3"}})),
+            (std::vector<CatalogTarget>{{FieldId::kGpuP2pStatus, 1, "peer_gpu=\"3\",status=\"OK\""}}));
+  // The same from another gpulens, under the catalog's own names.
+  EXPECT_EQ(targets("gpu_xid_errors_recent", with({{"xid", "79"}})),
+            (std::vector<CatalogTarget>{{FieldId::kGpuXidErrorsRecent, 1, "xid=\"79\""}}));
+  EXPECT_EQ(targets("gpu_clock_events_recent", with({{"reason", "sw_power_cap"}}))[0].extra,
+            "reason=\"sw_power_cap\"");
+  EXPECT_EQ(targets("gpu_health_status", with({{"watch", "MEM"}, {"error", "DCGM_FR_OK"}})),
+            (std::vector<CatalogTarget>{{FieldId::kGpuHealthStatus, 1, "watch=\"MEM\",error=\"DCGM_FR_OK\""}}));
+  EXPECT_EQ(targets("gpu_p2p_status", with({{"peer_gpu", "1"}, {"status", "OK"}}))[0].field, FieldId::kGpuP2pStatus);
+  // The windowed count is not the cumulative counter, nor the last XID.
+  EXPECT_EQ(targets("gpu_xid_errors_total", with({{"xid", "79"}}))[0].field, FieldId::kGpuXidErrors);
+  EXPECT_EQ(targets("DCGM_FI_DEV_XID_ERRORS", with({}))[0].field, FieldId::kGpuLastXid);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The scrape of tests/data/dcgm-exporter/dcgm-exp.prom (dcgm-exporter's
+// format): every DCGM_EXP_* series is a catalog series of its GPU.
+TEST(CatalogTargetsExp, AScrapedDcgmExporterFillsTheExpFieldsOfItsGpus) {
+  testing::PageServer srv(
+      {{"/dcgm", slurp(std::string(GPULENS_SOURCE_DIR) + "/tests/data/dcgm-exporter/dcgm-exp.prom")}});
+  SeriesRegistry reg;
+  LiveStore live;
+  SourceOptions o;
+  o.scrape.targets = {srv.url("/dcgm")};
+  o.scrape.interval_ms = 100;
+  o.scrape.timeout_ms = 300;
+  o.scrape.max_bytes = 64 << 10;
+  auto src = make_scrape_source(o);
+  ASSERT_TRUE(src->open(reg).is_ok());
+  const int idx = live.add_source("scrape", false, true);
+  Frame f(reg);
+  f.clear(1000);
+  ASSERT_TRUE(src->sample(f).is_ok());
+  live.publish(idx, f);
+  ASSERT_EQ(reg.gpu_count(), 2);
+  auto value = [&](FieldId id, int gpu, std::string_view extra) {
+    const uint32_t s = reg.slot(id, gpu, extra);
+    std::lock_guard lock(live.mutex());
+    return live.present(s) ? live.value(s) : -1;
+  };
+  EXPECT_EQ(value(FieldId::kGpuXidErrorsRecent, 0, "xid=\"31\""), 2);
+  EXPECT_EQ(value(FieldId::kGpuXidErrorsRecent, 1, ""), 0);
+  EXPECT_EQ(value(FieldId::kGpuClockEventsRecent, 0, "reason=\"sw_power_cap\""), 12);
+  EXPECT_EQ(value(FieldId::kGpuClockEventsRecent, 0, "reason=\"gpu_idle\""), 3);
+  EXPECT_EQ(value(FieldId::kGpuClockEventsRecent, 1, ""), 0);
+  EXPECT_EQ(value(FieldId::kGpuHealthStatus, 1, "watch=\"PCIE\",error=\"DCGM_FR_PCI_REPLAY_RATE\""), 20);
+  EXPECT_EQ(value(FieldId::kGpuHealthStatus, 1, "watch=\"THERMAL\",error=\"DCGM_FR_CLOCK_THROTTLE_THERMAL\""), 10);
+  EXPECT_EQ(value(FieldId::kGpuHealthStatus, 0, "watch=\"PCIE\",error=\"DCGM_FR_OK\""), 0);
+  EXPECT_EQ(value(FieldId::kGpuP2pStatus, 0, "peer_gpu=\"1\",status=\"OK\""), 0);
+  EXPECT_EQ(value(FieldId::kGpuP2pStatus, 1, "peer_gpu=\"0\",status=\"OK\""), 0);
+  // Nothing counted twice: the windowed XID count is no cumulative counter.
+  EXPECT_EQ(value(FieldId::kGpuXidErrors, 0, "xid=\"31\""), -1);
+  EXPECT_EQ(value(FieldId::kGpuXidErrors, 0, ""), -1);
+  size_t health = 0;
+  {
+    std::lock_guard lock(reg.mutex());
+    for (uint32_t s : reg.slots_of(FieldId::kGpuHealthStatus)) health += reg.series(s).gpu == 0;
+  }
+  EXPECT_EQ(health, 10u);  // one per watch
 }
 
 }  // namespace

@@ -8,6 +8,8 @@ them (names, label sets and order, value formats, HELP/TYPE lines):
             on), text 0.0.4, labels gpu, UUID, pci_bus_id, device,
             modelName, Hostname, DCGM_FI_DRIVER_VERSION, then container,
             namespace, pod on GPUs 0-3; integers "%d", doubles "%f"
+  /dcgm-exp the same with the DCGM_EXP_* rows of the CSV enabled (XID,
+            clock-event counts in the window, health watches, P2P status)
   /vllm     vLLM (prometheus_client): text 0.0.4, or OpenMetrics 1.0 when
             the Accept header asks for it (as prometheus_client does);
             labels engine, model_name; _created samples
@@ -38,7 +40,19 @@ UUIDS = [f"GPU-5e8f3c1a-{g:04x}-4a6b-9c3d-0000000000{g:02x}" for g in range(8)]
 POD = ("trainer", "ml", "llm-train-0")
 
 
-def dcgm():
+def gpu_labels(g, extra=()):
+    """dcgm-exporter's label order: the GPU's, then its Labels map in key
+    order (the label rows, then a DCGM_EXP_* family's own), then the pod."""
+    labels = (f'gpu="{g}",UUID="{UUIDS[g]}",pci_bus_id="00000000:{0x07 + 8 * g:02X}:00.0",'
+              f'device="nvidia{g}",modelName="NVIDIA A100-SXM4-80GB",Hostname="gpu-node-1"')
+    for k, v in sorted([("DCGM_FI_DRIVER_VERSION", "550.144.03"), *extra]):
+        labels += f',{k}="{v}"'
+    if g < 4:
+        labels += f',container="{POD[0]}",namespace="{POD[1]}",pod="{POD[2]}"'
+    return labels
+
+
+def dcgm(exp=False):
     t = time.time() - START
     out = []
 
@@ -46,12 +60,7 @@ def dcgm():
         out.append(f"# HELP {name} {help_text}")
         out.append(f"# TYPE {name} {typ}")
         for g in range(8):
-            labels = (f'gpu="{g}",UUID="{UUIDS[g]}",pci_bus_id="00000000:{0x07 + 8 * g:02X}:00.0",'
-                      f'device="nvidia{g}",modelName="NVIDIA A100-SXM4-80GB",Hostname="gpu-node-1",'
-                      f'DCGM_FI_DRIVER_VERSION="550.144.03"')
-            if g < 4:
-                labels += f',container="{POD[0]}",namespace="{POD[1]}",pod="{POD[2]}"'
-            out.append(f"{name}{{{labels}}} {fmt % value_of(g)}")
+            out.append(f"{name}{{{gpu_labels(g)}}} {fmt % value_of(g)}")
 
     fam("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", "%d", lambda g: 1410)
     fam("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", "%d", lambda g: 1593)
@@ -73,7 +82,40 @@ def dcgm():
         lambda g: 0.125)
     fam("DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
         "Ratio of cycles the device memory interface is active sending or receiving data.", "%f", lambda g: 0.5)
+    if exp:
+        out += dcgm_exp()
     return ("text/plain; version=0.0.4; charset=utf-8", "\n".join(out) + "\n")
+
+
+HEALTH_WATCHES = ["PCIE", "NVLINK", "PMU", "MCU", "MEM", "SM", "INFOROM", "THERMAL", "POWER", "DRIVER"]
+
+
+def dcgm_exp():
+    """The DCGM_EXP_* families (rows uncommented in the CSV, whose commented
+    rows type them counter): XID 31 twice on GPU 2 and clock events on GPU 0
+    in the 300000 ms window (one zero-valued series without xid/clock_event
+    for a GPU with nothing in it), GPU 3's PCIE health watch at FAIL, every
+    P2P link OK."""
+    out = []
+    win = ("window_size_in_ms", "300000")
+
+    def fam(name, help_text, rows):
+        out.append(f"# HELP {name} {help_text}")
+        out.append(f"# TYPE {name} counter")
+        out.extend(f"{name}{{{gpu_labels(g, extra)}}} {v}" for g, extra, v in rows)
+
+    fam("DCGM_EXP_CLOCK_EVENTS_COUNT", "reported clock events",
+        [(0, [("clock_event", "power_cap"), win], 12), (0, [("clock_event", "hw_thermal"), win], 3)] +
+        [(g, [win], 0) for g in range(1, 8)])
+    fam("DCGM_EXP_XID_ERRORS_COUNT", "reported XIDs during last window",
+        [(g, [win, ("xid", "31")], 2) if g == 2 else (g, [win], 0) for g in range(8)])
+    fam("DCGM_EXP_GPU_HEALTH_STATUS", "DCGM reported health status",
+        [(g, [("health_error_code", "DCGM_FR_PCI_REPLAY_RATE" if g == 3 and w == "PCIE" else "DCGM_FR_OK"),
+              ("health_watch", w)], 20 if g == 3 and w == "PCIE" else 0)
+         for g in range(8) for w in HEALTH_WATCHES])
+    fam("DCGM_EXP_P2P_STATUS", "P2P NvLink status",
+        [(g, [("link_status", "OK"), ("peer_gpu", str(j))], 0) for g in range(8) for j in range(8) if j != g])
+    return out
 
 
 VLLM_BUCKETS = ["0.3", "0.5", "0.8", "1.0", "1.5", "2.0", "2.5", "5.0", "10.0", "15.0", "20.0", "30.0", "40.0",
@@ -186,6 +228,8 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path == "/dcgm":
             self.send(200, *dcgm())
+        elif path == "/dcgm-exp":
+            self.send(200, *dcgm(exp=True))
         elif path == "/vllm":
             self.send(200, *vllm("application/openmetrics-text" in self.headers.get("Accept", "")))
         elif path == "/triton":
