@@ -9,8 +9,11 @@
 #include <string>
 
 #include "diagnose/engine.h"
+#include "diagnose/live_input.h"
 #include "diagnose/mapping.h"
 #include "diagnose/replay_input.h"
+#include "model/frame.h"
+#include "store/live.h"
 
 namespace gpulens::diagnose {
 namespace {
@@ -205,6 +208,69 @@ TEST(DcgmExp, ReplayOfAScrapeJudgesWindowedXidsAndFailedHealthWatches) {
     named = true;
   }
   EXPECT_TRUE(named);
+}
+
+// A Triton page beside a dcgm-exporter page, replayed: the summary's p99
+// is the host's p99 signal (the worst model, in seconds).
+TEST(TritonSummary, ReplayOfATritonScrapeHasTheP99) {
+  const std::string text =
+      "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA A100-SXM4-80GB\",Hostname=\"n1\"} 90\n"
+      "# TYPE nv_inference_request_summary_us summary\n"
+      "nv_inference_request_summary_us_count{model=\"a\",version=\"1\"} 10\n"
+      "nv_inference_request_summary_us_sum{model=\"a\",version=\"1\"} 900000\n"
+      "nv_inference_request_summary_us{model=\"a\",version=\"1\",quantile=\"0.5\"} 50000\n"
+      "nv_inference_request_summary_us{model=\"a\",version=\"1\",quantile=\"0.99\"} 120000\n"
+      "nv_inference_request_summary_us{model=\"b\",version=\"1\",quantile=\"0.99\"} 310000\n";
+  ReplayInfo info;
+  Result<SignalSet> set = load_replay_text(text, "triton.prom", info, {}, 1'764'410'400'000);
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  ASSERT_EQ(set->hosts.size(), 1u);  // one GPU host and one other: the same node
+  const Series& p99 = set->hosts[0].sig(HostSig::kLatencyP99);
+  ASSERT_EQ(p99.size(), 1u);
+  EXPECT_NEAR(p99[0].v, 0.31, 1e-12);
+  EXPECT_TRUE(set->hosts[0].sig(HostSig::kLatencyMean).empty());  // _sum/_count are not the mean's
+}
+
+// The agent's history after a scrape: the catalog's names carry the p99, a
+// failed health watch and a windowed XID into the live diagnosis.
+TEST(DcgmExp, TheLiveDiagnosisJudgesTheScrapedFields) {
+  SeriesRegistry reg;
+  reg.set_gpu(0, {.uuid = "GPU-live", .name = "NVIDIA A100-SXM4-80GB"});
+  reg.set_gpu(1, {.uuid = "GPU-two", .name = "NVIDIA A100-SXM4-80GB"});
+  LiveStore live;
+  const int src = live.add_source("scrape", false, true);
+  Frame frame{reg};
+  History history(200);
+  const int64_t t0 = 1'764'410'400'000;
+  for (int i = 0; i < 20; ++i) {
+    const int64_t t = t0 + i * 15'000;
+    frame.clear(t);
+    for (int g = 0; g < 2; ++g) frame.set(FieldId::kGpuUtilization, g, 0.9);
+    frame.set(FieldId::kGpuHealthStatus, 0, "watch=\"MEM\",error=\"DCGM_FR_OK\"", 0);
+    frame.set(FieldId::kGpuHealthStatus, 0, "watch=\"PCIE\",error=\"DCGM_FR_PCI_REPLAY_RATE\"", i >= 10 ? 20 : 0);
+    frame.set(FieldId::kGpuXidErrorsRecent, 1, "xid=\"31\"", i >= 15 ? 1 : 0);
+    frame.set_node(FieldId::kServingLatencyP99, 0.26);
+    live.publish(src, frame);
+    history.record(reg, live, t);
+  }
+  const int64_t now = t0 + 19 * 15'000;
+  const SignalSet set = signals_from_history(reg, history, now - 600'000, now);
+  ASSERT_EQ(set.hosts.size(), 1u);
+  ASSERT_FALSE(set.hosts[0].sig(HostSig::kLatencyP99).empty());
+  EXPECT_NEAR(set.hosts[0].sig(HostSig::kLatencyP99).back().v, 0.26, 1e-6);
+  const Report r = diagnose_live(reg, history, now, Thresholds{}, 600'000);
+  ASSERT_EQ(r.hosts.at(0).gpus.size(), 2u);
+  const Finding* hw0 = finding(r.hosts[0].gpus[0], "hardware_errors");
+  ASSERT_NE(hw0, nullptr);
+  EXPECT_EQ(hw0->severity, Severity::kCritical);
+  EXPECT_EQ(hw0->since_ms, t0 + 10 * 15'000);
+  EXPECT_NE(hw0->action.find("DCGM health watch failed: PCIE (DCGM_FR_PCI_REPLAY_RATE)"), std::string::npos)
+      << hw0->action;
+  const Finding* hw1 = finding(r.hosts[0].gpus[1], "hardware_errors");
+  ASSERT_NE(hw1, nullptr);
+  EXPECT_EQ(hw1->severity, Severity::kWarning);
+  EXPECT_EQ(hw1->since_ms, t0 + 15 * 15'000);
+  EXPECT_NE(hw1->action.find("XID 31"), std::string::npos) << hw1->action;
 }
 
 }  // namespace
