@@ -180,6 +180,23 @@ TEST(ScrapeMig, InstancesOfAnNvmlGpuFillNvmlsOwnSeries) {
   }
   sample_until(*src, live, idx, reg, [&] { return value_of(reg, live, FieldId::kGpuMigSmActive, 0, gi5) >= 0; });
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuMigSmActive, 0, gi5), 0.5);
+  // GPU instance 1 re-created (MIG reconfigured): once the history dropped
+  // the old instance's series, the scraped values follow to the new one.
+  const std::string gi1new = mig_labels({.uuid = "MIG-1new", .profile = "3g.40gb", .gpu_instance = 1, .compute_instance = 0});
+  {
+    const std::vector<uint32_t> old{reg.slot(FieldId::kGpuMigInfo, 0, gi1), reg.slot(FieldId::kGpuMigSmActive, 0, gi1)};
+    std::lock_guard lock(reg.mutex());
+    reg.release_locked(old);  // forgets the lookup marks
+    ASSERT_EQ(reg.release_locked(old).size(), 2u);
+  }
+  {
+    Frame f(reg);
+    f.clear(3000);
+    for (const std::string* x : {&gi1new, &gi2a, &gi2b, &gi5}) f.set(FieldId::kGpuMigInfo, 0, *x, 1);
+    live.publish(nvml, f);
+  }
+  sample_until(*src, live, idx, reg, [&] { return value_of(reg, live, FieldId::kGpuMigSmActive, 0, gi1new) >= 0; });
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuMigSmActive, 0, gi1new), 0.625);
   // The agent's attribution wins over the scraped one, and gives way again.
   reg.set_mig_pod(0, 1, {.container = "c", .namespace_ = "ns", .pod = "mine"});
   {

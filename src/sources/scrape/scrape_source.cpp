@@ -186,13 +186,13 @@ class TargetSink final : public diagnose::MetricSink {
       }
       if (!registry_.collects(o.field)) continue;
       if (!o.own) o.slot = registry_.slot(o.field, entity, o.extra);
-      h.mig_pending |= o.own;
+      h.mig_own |= o.own;
       h.outs.push_back(std::move(o));
     }
     if (h.mig_gi >= 0 && gpus_.ours(entity) && registry_.collects(FieldId::kGpuMigInfo)) {
       // The scrape found this GPU: its instances are known through it alone.
       h.outs.push_back({kNoSlot, 0, FieldId::kGpuMigInfo, "", scrape::Combine::kFirst, true, true});
-      h.mig_pending = true;
+      h.mig_own = true;
     }
     if (h.outs.empty()) return -1;
     handles_.push_back(std::move(h));
@@ -209,7 +209,7 @@ class TargetSink final : public diagnose::MetricSink {
         if (o.slot != kNoSlot) o.slot = registry_.slot(o.field, h.entity, o.extra);
       }
     }
-    if (h.mig_pending) resolve_mig(h);
+    if (h.mig_own) resolve_mig(h);
     h.last_round = round_;
     exporters_.insert(h.exporter);
     ++mapped_series_;
@@ -282,15 +282,18 @@ class TargetSink final : public diagnose::MetricSink {
     GpuPod pod;
     int mig_gi = -1;          // GPU_I_ID of a MIG instance's series
     std::string mig_profile;  // its GPU_I_PROFILE
-    bool mig_pending = false; // some outs wait for the instance's labels
+    bool mig_own = false;     // some outs are the instance's own series
+    std::string mig_extra;    // their labels; "" while not known
   };
 
   // The extra labels of GPU instance `gi` of GPU `gpu`: the agent's own
   // (nvml's MIG devices) when another source found the GPU, so that the
   // scrape fills the very series it lacks; the scrape's when it found the
-  // GPU. Looked up once per scrape per instance; "" while not known, and
-  // for good when nvml splits the GPU instance into several compute
-  // instances (dcgm-exporter's value is the GPU instance's, none of theirs).
+  // GPU. Looked up once per scrape per instance, so that the instance's
+  // series follow when nvml lists it late or re-creates it under another
+  // MIG UUID; none (no slot) while nvml lists no such instance, or splits
+  // it into several compute instances (dcgm-exporter's value is the GPU
+  // instance's, none of theirs).
   void resolve_mig(Handle& h) {
     const auto key = std::make_pair(h.entity, static_cast<unsigned>(h.mig_gi));
     auto [it, fresh] = mig_extra_.try_emplace(key);
@@ -298,13 +301,13 @@ class TargetSink final : public diagnose::MetricSink {
       it->second = {round_, lookup_mig(h.entity, h.mig_gi, h.mig_profile)};
     }
     const MigLookup& found = it->second.found;
-    if (found.extra.empty() && !found.split) return;
-    h.mig_pending = false;
-    if (found.split) return;  // its instance series stay without a slot
+    const std::string extra = found.split ? std::string() : found.extra;
+    if (extra == h.mig_extra) return;
+    h.mig_extra = extra;
     for (Out& o : h.outs) {
       if (!o.own) continue;
-      o.extra = found.extra;
-      o.slot = registry_.slot(o.field, h.entity, o.extra);
+      o.extra = extra;
+      o.slot = extra.empty() ? kNoSlot : registry_.slot(o.field, h.entity, extra);
     }
   }
   struct MigLookup {
