@@ -62,9 +62,27 @@ try {
   await page.click("#theme");
   if (!(await page.evaluate(() => document.documentElement.classList.contains("light")))) fail("the theme button does not switch to light");
 
+  // A MIG GPU instance is an entity of its own in the findings ("3/gi2"):
+  // its finding shows on GPU 3's card and page, naming the instance; no card
+  // of its own. The agent's answer, with such an entity added.
+  const real = await (await page.request.get(base + "/api/v1/findings")).json();
+  const thermal = real.hosts[0].gpus.find((g) => String(g.gpu) === "5").findings[0];
+  real.hosts[0].gpus.push({ gpu: "3/gi2", uuid: "GPU-x", mig: { gpu: "3", gpu_instance: "2", profile: "3g.71gb", uuid: "MIG-x" },
+    findings: [{ ...thermal, cause: "memory_fragmentation", action: "fragmented allocator in the instance" }], waste_gpu_hours: 0 });
+  await page.route("**/api/v1/findings", (r) => r.fulfill({ json: real }));
+  await page.goto(base + "/#/", { waitUntil: "load" });
+  await page.waitForSelector('#gpus .card[data-gpu="3"] [data-cause="memory_fragmentation"]', { timeout: 10000 });
+  const withMig = await page.$$eval("#gpus .card", (els) => els.map((e) => e.dataset.gpu));
+  if (withMig.join(",") !== "0,1,2,3,4,5,6,7") fail("a MIG instance got a card of its own: " + withMig.join(","));
+  const inst = await page.$eval('#gpus .card[data-gpu="3"] [data-cause="memory_fragmentation"] .instance', (e) => e.textContent);
+  if (inst !== "MIG gi2 3g.71gb") fail("the instance's finding does not name it: " + inst);
+  await page.click('#gpus .card[data-gpu="3"]');
+  await page.waitForSelector('#main [data-cause="memory_fragmentation"] [data-instance="gi2"]', { timeout: 10000 });
+  await page.unroute("**/api/v1/findings");
+
   if (errors.length) fail("console errors: " + errors.join(" | "));
   if (foreign.length) fail("requests left the agent: " + foreign.join(", "));
-  console.log("PASS: 8 GPUs, thermal_throttle on GPU 5 only, charts, threshold, keyboard, no console errors, no foreign request");
+  console.log("PASS: 8 GPUs, thermal_throttle on GPU 5 only, charts, threshold, keyboard, a MIG instance's finding on its GPU, no console errors, no foreign request");
 } finally {
   await browser.close();
 }

@@ -62,9 +62,16 @@
     return out;
   }
 
+  // Findings by GPU. A MIG GPU instance is diagnosed as an entity of its
+  // own ("3/gi2"): its findings go with its GPU's, each naming its instance.
   function findingsByGpu(rep) {
     const out = {};
-    for (const h of rep.hosts || []) for (const g of h.gpus || []) out[g.gpu] = g;
+    for (const h of rep.hosts || []) for (const g of h.gpus || []) {
+      const [gpu, gi] = String(g.gpu).split("/");
+      const d = (out[gpu] = out[gpu] || { findings: [], waste_gpu_hours: 0 });
+      for (const f of g.findings || []) d.findings.push(gi ? { ...f, instance: gi, profile: g.mig && g.mig.profile } : f);
+      d.waste_gpu_hours += g.waste_gpu_hours || 0;
+    }
     return out;
   }
 
@@ -81,6 +88,7 @@
     const since = f.since ? new Date(f.since).toLocaleTimeString() : "";
     return `<li class="finding ${esc(f.severity)}" data-cause="${esc(f.cause)}">
       <span class="cause">${esc(f.cause)}</span> <span class="sev ${esc(f.severity)}">${esc(f.severity)}</span>
+      ${f.instance ? `<span class="instance" data-instance="${esc(f.instance)}">MIG ${esc(f.instance)}${f.profile ? " " + esc(f.profile) : ""}</span>` : ""}
       ${f.state && f.state !== "firing" ? `<span class="muted">${esc(f.state)}</span>` : ""}
       <div class="meta">${esc(f.layer || "")} · since ${esc(since)}${f.waste_gpu_hours ? ` · waste ${f.waste_gpu_hours.toFixed(2)} GPU-h` : ""}</div>
       <div>${esc(f.action || "")}</div></li>`;
@@ -193,6 +201,7 @@
     }
     const end = hist.end / 1000;
     for (const fd of d.findings) {
+      if (fd.instance) continue;  // a MIG instance's evidence is its gpu_mig_* series, not the GPU's charted here
       for (const ev of fd.evidence || []) {
         const spec = EVIDENCE[ev.signal];
         if (!spec) continue;
