@@ -27,10 +27,6 @@ bool fatal_xid(double x) {
   return std::find(std::begin(kFatal), std::end(kFatal), static_cast<int>(x)) != std::end(kFatal);
 }
 
-// DCGM's health result FAIL (dcgmHealthResult: PASS 0, WARN 10, FAIL 20): a
-// health watch (PCIE, MEM, ...) that failed is a hardware fault.
-constexpr double kHealthFail = 20;
-
 std::string gbps(double bps) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f GB/s", bps / 1e9);

@@ -100,6 +100,11 @@ enum class HostSig : uint8_t {
 inline constexpr size_t kGpuSigCount = static_cast<size_t>(GpuSig::kCount);
 inline constexpr size_t kHostSigCount = static_cast<size_t>(HostSig::kCount);
 
+// DCGM's health result FAIL (dcgmHealthResult: PASS 0, WARN 10, FAIL 20): a
+// health watch (PCIE, MEM, ...) at it is a hardware fault, for the diagnosis
+// rule hardware_errors and the alert GPUHealthWatchFailed alike.
+inline constexpr double kHealthFail = 20;
+
 std::string_view signal_name(GpuSig s);
 std::string_view signal_name(HostSig s);
 

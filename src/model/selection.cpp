@@ -40,13 +40,7 @@ constexpr std::string_view kNotGiven[] = {
     "DCGM_FI_DEV_VBIOS_VERSION",
 };
 
-// dcgm-exporter's own families: read from a scraped dcgm-exporter into
-// gpulens fields, never written back under these names (docs/scrape.md).
-struct ExpRow {
-  std::string_view name;
-  F field;
-};
-constexpr ExpRow kExpRows[] = {
+constexpr ExporterFamily kExpRows[] = {
     {"DCGM_EXP_XID_ERRORS_COUNT", F::kGpuXidErrorsRecent},
     {"DCGM_EXP_CLOCK_EVENTS_COUNT", F::kGpuClockEventsRecent},
     {"DCGM_EXP_GPU_HEALTH_STATUS", F::kGpuHealthStatus},
@@ -186,7 +180,7 @@ Result<FieldSelection> parse_collectors(std::string_view text, std::string_view 
     }
     const DcgmRow* row = find_dcgm_row(name);
     if (const auto exp = std::find_if(std::begin(kExpRows), std::end(kExpRows),
-                                      [&](const ExpRow& r) { return r.name == name; });
+                                      [&](const ExporterFamily& r) { return r.name == name; });
         exp != std::end(kExpRows)) {
       sel.fields.set(static_cast<size_t>(exp->field));
       sel.notes.push_back(where(origin, line_no) + name + " is read from a scraped dcgm-exporter as " +
@@ -254,6 +248,8 @@ Result<FieldSelection> profile(std::string_view name) {
   }
   return sel;
 }
+
+std::span<const ExporterFamily> exporter_families() { return kExpRows; }
 
 std::vector<std::string> exported_names(const FieldSelection& sel, bool native, bool dcgm) {
   std::vector<std::string> out;

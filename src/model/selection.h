@@ -16,7 +16,8 @@
 // the sources still decide what a GPU can give.
 //
 // A name dcgm-exporter knows but gpulens cannot give (vGPU licence, clock
-// violation times, DCGM_EXP_* ...) is left out with a note; an unknown name,
+// violation times ...) is left out with a note, a DCGM_EXP_* row selects the
+// gpulens field a scraped dcgm-exporter fills (with a note); an unknown name,
 // a wrong type or a malformed row is an error naming file:line.
 //
 //   auto sel = parse_collectors(text, "counters.csv");
@@ -73,6 +74,16 @@ Result<FieldSelection> profile(std::string_view name);
 // Fields every selection keeps: gpu_up, gpu_info, the agent's own per-GPU
 // series (findings, waste), pushed allocator series and every non-GPU field.
 bool always_collected(FieldId id);
+
+// dcgm-exporter's own families (DCGM_EXP_*): read from a scraped
+// dcgm-exporter into these gpulens fields, never written back under their
+// names (docs/scrape.md). A counters row names them; the alert rules for
+// dcgm-exporter's names read them.
+struct ExporterFamily {
+  std::string_view name;  // "DCGM_EXP_GPU_HEALTH_STATUS"
+  FieldId field;          // FieldId::kGpuHealthStatus
+};
+std::span<const ExporterFamily> exporter_families();
 
 // The names a selection exports: native sample names of its fields (and,
 // when dcgm is set, its DCGM names). For the alert rules and the docs.

@@ -26,7 +26,8 @@ std::string missing_in(const std::string& expr, const std::set<std::string, std:
     size_t j = i;
     while (j < expr.size() && ident_char(expr[j])) ++j;
     const std::string_view tok(expr.data() + i, j - i);
-    const bool metric = find_field(tok).has_value() || find_dcgm_row(tok) != nullptr;
+    const bool metric = find_field(tok).has_value() || find_dcgm_row(tok) != nullptr ||
+                        std::ranges::any_of(exporter_families(), [&](const auto& e) { return e.name == tok; });
     if (metric && !exported.contains(tok)) return std::string(tok);
     i = j;
   }
@@ -38,7 +39,14 @@ std::string missing_in(const std::string& expr, const std::set<std::string, std:
 std::vector<LeftOut> apply_selection(std::vector<Group>& groups, const FieldSelection& selection, Names names) {
   // --dcgm-names exports the native names too.
   const auto list = exported_names(selection, true, names == Names::kDcgm);
-  const std::set<std::string, std::less<>> exported(list.begin(), list.end());
+  std::set<std::string, std::less<>> exported(list.begin(), list.end());
+  // The dcgm variant reads dcgm-exporter's own DCGM_EXP_* families: there
+  // whenever the selection collects the field they fill.
+  if (names == Names::kDcgm) {
+    for (const ExporterFamily& e : exporter_families()) {
+      if (selection.fields.test(static_cast<size_t>(e.field))) exported.emplace(e.name);
+    }
+  }
   std::vector<LeftOut> left;
   for (Group& g : groups) {
     std::erase_if(g.rules, [&](const Rule& r) {

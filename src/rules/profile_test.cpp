@@ -25,9 +25,14 @@ TEST(RulesProfile, MinimalLeavesOutAlertsWithoutTheirSeries) {
   EXPECT_TRUE(has_rule(groups, "GPULost"));  // gpu_up is always collected
   EXPECT_FALSE(has_rule(groups, "GPUXidError"));
   EXPECT_FALSE(has_rule(groups, "GPUPCIeLinkDegraded"));
-  bool xid = false;
-  for (const auto& l : left) xid = xid || (l.rule == "GPUXidError" && l.needs == "gpu_xid_errors_total");
+  EXPECT_FALSE(has_rule(groups, "GPUHealthWatchFailed"));
+  bool xid = false, health = false;
+  for (const auto& l : left) {
+    xid = xid || (l.rule == "GPUXidError" && l.needs == "gpu_xid_errors_total");
+    health = health || (l.rule == "GPUHealthWatchFailed" && l.needs == "gpu_health_status");
+  }
   EXPECT_TRUE(xid);
+  EXPECT_TRUE(health);
   const std::string c = left_out_comment(left, {}, "profile minimal");
   EXPECT_NE(c.find("#   GPUXidError (needs gpu_xid_errors_total)\n"), std::string::npos) << c;
 }
@@ -49,6 +54,25 @@ TEST(RulesProfile, DcgmDefaultCountersLeaveOutOccupancyAlert) {
   apply_selection(groups, *sel, Names::kDcgm);
   EXPECT_FALSE(has_rule(groups, "GPULowSMOccupancy"));  // SM_OCCUPANCY is commented out in that file
   EXPECT_TRUE(has_rule(groups, "GPULowUtilization"));
+  EXPECT_FALSE(has_rule(groups, "GPUHealthWatchFailed"));  // so are the DCGM_EXP_* rows
+}
+
+// dcgm-exporter's own DCGM_EXP_GPU_HEALTH_STATUS: a counters file that lists
+// it keeps the dcgm variant's alert; one that does not says what it needs.
+TEST(RulesProfile, DcgmHealthWatchAlertNeedsTheExportersHealthRow) {
+  const std::string base = "DCGM_FI_DEV_GPU_UTIL, gauge, util\n";
+  auto with = parse_collectors(base + "DCGM_EXP_GPU_HEALTH_STATUS, counter, DCGM reported health status\n", "with.csv");
+  auto without = parse_collectors(base, "without.csv");
+  ASSERT_TRUE(with && without);
+  auto groups = build_rules(RuleOptions::defaults(), Names::kDcgm);
+  apply_selection(groups, *with, Names::kDcgm);
+  EXPECT_TRUE(has_rule(groups, "GPUHealthWatchFailed"));
+  groups = build_rules(RuleOptions::defaults(), Names::kDcgm);
+  const auto left = apply_selection(groups, *without, Names::kDcgm);
+  EXPECT_FALSE(has_rule(groups, "GPUHealthWatchFailed"));
+  bool said = false;
+  for (const auto& l : left) said = said || (l.rule == "GPUHealthWatchFailed" && l.needs == "DCGM_EXP_GPU_HEALTH_STATUS");
+  EXPECT_TRUE(said);
 }
 
 TEST(RulesProfile, CausesTheDiagnosisCannotAssess) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "diagnose/signals.h"
 #include "model/catalog.h"
 #include "util/duration.h"
 
@@ -233,6 +234,20 @@ std::vector<Rule> alerting_rules(const RuleOptions& o, const Vocabulary& v) {
                       v.who + " reported {{ $value | humanize }} XID {{ $labels.xid }} error(s) within the last " + xw +
                           "."));
   }
+
+  // A DCGM health watch at FAIL: the threshold of the diagnosis rule
+  // hardware_errors. No for: a failed watch is a fact, as an XID is; WARN
+  // does not fire. dcgm-exporter labels the watch health_watch and its
+  // DCGM_FR_* code health_error_code; gpulens calls them watch and error.
+  const std::string fail = promql_number(diagnose::kHealthFail);
+  const std::string watch = v.dcgm ? "{{ $labels.health_watch }}" : "{{ $labels.watch }}";
+  const std::string code = v.dcgm ? "{{ $labels.health_error_code }}" : "{{ $labels.error }}";
+  const std::string health = v.dcgm ? "DCGM_EXP_GPU_HEALTH_STATUS" : "gpu_health_status";
+  r.push_back(alert(o, "GPUHealthWatchFailed", "critical", health + " >= " + fail, 0,
+                    v.short_who + ": DCGM health watch " + watch + " failed (" + code + ")",
+                    v.who + " failed its DCGM health watch " + watch + " with " + code + " (" + health +
+                        " {{ $value }}: 0 pass, 10 warn, " + fail +
+                        " fail): a hardware fault; drain the node and have the GPU serviced."));
 
   const int64_t thr_for = o.duration_ms("clock_throttle.for");
   if (v.dcgm) {

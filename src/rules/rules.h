@@ -13,7 +13,8 @@
 // Alerts (each with summary, description carrying the value, runbook_url):
 //   GPULowUtilization, GPUTemperatureHigh, GPUMemoryFragmentationHigh,
 //   GPUPCIeBandwidthSaturation, GPULowSMOccupancy (only with high p99
-//   latency), GPUXidError, GPUClockThrottled, GPUPCIeLinkDegraded, GPULost,
+//   latency), GPUXidError, GPUHealthWatchFailed (a DCGM health watch at
+//   FAIL, from dcgm-exporter), GPUClockThrottled, GPUPCIeLinkDegraded, GPULost,
 //   GpulensAgentDown, GpulensSourceDown, GpulensSimulatedData (the agent
 //   serves the simulator's data: never in production).
 // dcgm-exporter has no fragmentation, gpu_up or source-health signal; its

@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "diagnose/signals.h"
+
 namespace gpulens::rules {
 namespace {
 
@@ -49,7 +51,7 @@ TEST(BuildRules, EveryAlertHasSummaryDescriptionWithValueAndRunbook) {
         EXPECT_THAT(r.labels[0].second, ::testing::AnyOf("info", "warning", "critical"));
       }
     }
-    EXPECT_EQ(alerts, names == Names::kNative ? 13 : 10);
+    EXPECT_EQ(alerts, names == Names::kNative ? 14 : 11);
   }
 }
 
@@ -77,6 +79,24 @@ TEST(BuildRules, ThrottleAlertCoversOnlyReasonsThatCutClocks) {
   EXPECT_THAT(expr, HasSubstr("sw_power_cap"));
   EXPECT_THAT(expr, ::testing::Not(HasSubstr("gpu_idle")));
   EXPECT_THAT(expr, ::testing::Not(HasSubstr("sync_boost")));
+}
+
+// The alert fires where the diagnosis rule hardware_errors judges a health
+// watch a critical fault: at DCGM's FAIL (20), not at WARN (10), at once.
+TEST(BuildRules, HealthWatchAlertAgreesWithTheDiagnosis) {
+  const auto native_rules = build_rules(RuleOptions::defaults(), Names::kNative);
+  const auto dcgm_rules = build_rules(RuleOptions::defaults(), Names::kDcgm);
+  const Rule* native = find_alert(native_rules, "GPUHealthWatchFailed");
+  ASSERT_NE(native, nullptr);
+  EXPECT_EQ(diagnose::kHealthFail, 20);
+  EXPECT_EQ(native->expr, "gpu_health_status >= 20");
+  EXPECT_EQ(native->for_ms, 0);
+  EXPECT_EQ(native->labels[0].second, "critical");
+  EXPECT_THAT(annotation(*native, "description"), HasSubstr("{{ $labels.watch }} with {{ $labels.error }}"));
+  const Rule* dcgm = find_alert(dcgm_rules, "GPUHealthWatchFailed");
+  ASSERT_NE(dcgm, nullptr);
+  EXPECT_EQ(dcgm->expr, "DCGM_EXP_GPU_HEALTH_STATUS >= 20");
+  EXPECT_THAT(annotation(*dcgm, "summary"), HasSubstr("{{ $labels.health_watch }} failed ({{ $labels.health_error_code }})"));
 }
 
 TEST(BuildRules, DcgmPciePeakIsNominalUnlessMeasuredGiven) {
