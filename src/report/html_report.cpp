@@ -95,6 +95,7 @@ Series evidence_series(std::string_view name, const diagnose::HostSignals& h, co
   if (name == "last_xid") return sig(GpuSig::kLastXid);
   if (name == "ecc_uncorrected_rate") return sig(GpuSig::kEccUncorrectedRate);
   if (name == "row_remap_failure") return sig(GpuSig::kRowRemapFailure);
+  if (name == "health_status") return sig(GpuSig::kHealthStatus);  // worst DCGM health watch
   if (name == "allocator_retries_per_second") return sig(GpuSig::kAllocRetryRate);
   if (name == "allocator_ooms_per_second") return sig(GpuSig::kAllocOomRate);
   if (name == "host_cpu_busy") return host(HostSig::kCpuBusy);

@@ -2,6 +2,8 @@
 // data that cannot close its script, series per evidence signal, bounded.
 #include <gtest/gtest.h>
 
+#include "diagnose/mapping.h"
+#include "diagnose/report.h"
 #include "report/html_report.h"
 
 namespace gpulens::report {
@@ -73,6 +75,37 @@ TEST(HtmlReport, AnotherHostsFindingsAreNotPlottedFromThisBatch) {
   EvidencePlots plots;
   add_evidence_plots(one_gpu(), r, plots);
   EXPECT_TRUE(plots.empty());
+}
+
+// A DCGM health watch at FAIL (dcgm-exporter's, read by the scrape source)
+// is a hardware_errors finding with evidence health_status: it has a chart,
+// the worst watch's result against FAIL.
+TEST(HtmlReport, FailedHealthWatchFindingHasItsSeries) {
+  diagnose::SignalSetBuilder b;
+  const diagnose::LabelPair ok[] = {{"gpu", "0"}, {"gpu_uuid", "GPU-a"}, {"watch", "MEM"}, {"error", "DCGM_FR_OK"}};
+  const diagnose::LabelPair bad[] = {{"gpu", "0"}, {"gpu_uuid", "GPU-a"}, {"watch", "PCIE"},
+                                     {"error", "DCGM_FR_PCI_REPLAY_RATE"}};
+  diagnose::Series pass, fail;
+  for (int64_t t = 0; t <= 120'000; t += 15'000) {
+    pass.push_back({t, 0});
+    fail.push_back({t, t >= 60'000 ? 20.0 : 0.0});
+  }
+  b.add("gpu_health_status", ok, pass, true);
+  b.add("gpu_health_status", bad, fail, true);
+  const diagnose::SignalSet set = b.build();
+  const diagnose::Report report = diagnose::diagnose(set, diagnose::Thresholds{});
+  EvidencePlots plots;
+  add_evidence_plots(set, report, plots);
+  const EvidencePlot* health = nullptr;
+  for (const EvidencePlot& p : plots) {
+    if (p.signal == "health_status") health = &p;
+  }
+  ASSERT_NE(health, nullptr) << diagnose::report_json(report);
+  EXPECT_EQ(health->cause, "hardware_errors");
+  EXPECT_EQ(health->threshold, diagnose::kHealthFail);
+  ASSERT_EQ(health->points.size(), fail.size());
+  EXPECT_EQ(health->points.front().v, 0);
+  EXPECT_EQ(health->points.back().v, 20);  // the failed PCIE watch, not the passing MEM one
 }
 
 TEST(HtmlReport, TraceDataWrapsTheJsonDocument) {
