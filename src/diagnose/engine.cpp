@@ -184,7 +184,7 @@ void diagnose_gpu(const HostSignals& host, const GpuSignals& gpu, const Threshol
       for (size_t i = 0; i < n; ++i) {
         if (qualified[i] && !std::isnan(e.values[i])) { sum += e.values[i]; ++cnt; }
       }
-      if (cnt) f.evidence.push_back({e.signal, sum / static_cast<double>(cnt), e.threshold, e.detail});
+      if (cnt) f.evidence.push_back({std::string(e.signal.name), sum / static_cast<double>(cnt), e.threshold, e.detail});
     }
     const int index = static_cast<int>(out.findings.size());
     if (firing) {

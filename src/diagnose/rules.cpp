@@ -66,7 +66,8 @@ class Rules {
     // the input and idle rules judge the trailing two-minute mean.
     util_avg_ = trailing_mean(util_, std::max<int64_t>(120'000, 4 * c_.step_ms));
     busy_avg_ = trailing_mean(busy_, std::max<int64_t>(120'000, 4 * c_.step_ms));
-    busy_name_ = !has(G::kSmActive) ? (!has(G::kGrActive) ? "gpu_util" : "gr_engine_active") : "sm_active";
+    busy_name_ = !has(G::kSmActive) ? (!has(G::kGrActive) ? EvidenceName("gpu_util") : EvidenceName("gr_engine_active"))
+                                     : EvidenceName("sm_active");
     pcie_util_ = pcie_utilisation();
   }
 
@@ -454,7 +455,7 @@ class Rules {
       }
       launch.evidence.push_back({"gpu_util", util_, th_.busy_util});
       launch.evidence.push_back({"sm_occupancy", occ, th_.sm_occupancy});
-      launch.evidence.push_back({p99 ? "latency_p99" : "latency_mean", lat, limit});
+      launch.evidence.push_back({p99 ? EvidenceName("latency_p99") : EvidenceName("latency_mean"), lat, limit});
       launch.action = "Many small kernels: occupancy is low while latency degraded. Batch requests (continuous "
                       "batching, a larger max batch), capture CUDA Graphs or use torch.compile to cut launch "
                       "overhead, fuse kernels; profile with Nsight Systems.";
@@ -465,7 +466,7 @@ class Rules {
       small.holds[i] = util_[i] > th_.active_util && occ[i] < th_.sm_occupancy && degraded[i] != 1;
     }
     small.evidence.push_back({"sm_occupancy", occ, th_.sm_occupancy});
-    if (lat_known) small.evidence.push_back({p99 ? "latency_p99" : "latency_mean", lat, limit});
+    if (lat_known) small.evidence.push_back({p99 ? EvidenceName("latency_p99") : EvidenceName("latency_mean"), lat, limit});
     small.action = "Low SM occupancy with healthy latency: the GPU has headroom. Larger batches or more "
                    "concurrent work (MPS, MIG, more replicas per GPU) would raise throughput. Not an alarm.";
     return {std::move(launch), std::move(small)};
@@ -691,7 +692,7 @@ class Rules {
   [[maybe_unused]] std::vector<std::string>& notes_;
   size_t n_;
   Aligned util_, busy_, pcie_util_, util_avg_, busy_avg_;
-  std::string busy_name_;
+  EvidenceName busy_name_ = "gpu_util";
   std::string pcie_basis_;
   double pcie_peak_ = 0;
 };

@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "diagnose/engine.h"
+#include "diagnose/evidence_names.h"
 
 namespace gpulens::diagnose {
 
 using Aligned = std::vector<double>;  // one value per timeline point, NaN unknown
 
 struct EvidenceSpec {
-  std::string signal;
+  EvidenceName signal;  // one of kEvidenceNames (evidence_names.h)
   Aligned values;
   double threshold;
   std::string detail = {};

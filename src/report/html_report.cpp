@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "diagnose/engine.h"
 #include "diagnose/report.h"
 #include "server/web_assets.h"
 #include "util/json.h"
@@ -71,14 +72,34 @@ Series evidence_series(std::string_view name, const diagnose::HostSignals& h, co
   if (name == "temperature") return sig(GpuSig::kTemperature);
   if (name == "sm_clock_ratio") return pair(sig(GpuSig::kSmClock), sig(GpuSig::kSmClockMax), ratio);
   if (name == "power_over_limit") return pair(sig(GpuSig::kPower), sig(GpuSig::kPowerLimit), ratio);
-  if (name == "pcie_util" || name == "pcie_util_full_link") {
+  if (name == "pcie_util") {
     if (!g.sig(GpuSig::kPcieRxUtil).empty()) return pair(sig(GpuSig::kPcieRxUtil), sig(GpuSig::kPcieTxUtil), maxv);
     const Series bps = pair(sig(GpuSig::kPcieRxBps), sig(GpuSig::kPcieTxBps), maxv);
     return pair(bps, sig(GpuSig::kPciePeak), ratio);
   }
+  if (name == "pcie_util_full_link") {
+    // The traffic over the nominal peak of the link at its maximum generation
+    // and width (as rules.cpp judges it), not over the measured peak.
+    Series full = pair(sig(GpuSig::kLinkGenMax), sig(GpuSig::kLinkWidthMax), [](double gen, double width) {
+      return diagnose::pcie_link_bytes_per_second(static_cast<int>(gen), static_cast<int>(width));
+    });
+    std::erase_if(full, [](const diagnose::Point& p) { return !(p.v > 0); });
+    if (!g.sig(GpuSig::kPcieRxBps).empty() || !g.sig(GpuSig::kPcieTxBps).empty()) {
+      return pair(pair(sig(GpuSig::kPcieRxBps), sig(GpuSig::kPcieTxBps), maxv), full, ratio);
+    }
+    // Only the agent's utilisation: back to bytes through the current link.
+    const Series now = pair(sig(GpuSig::kLinkGen), sig(GpuSig::kLinkWidth), [](double gen, double width) {
+      return diagnose::pcie_link_bytes_per_second(static_cast<int>(gen), static_cast<int>(width));
+    });
+    const Series util = pair(sig(GpuSig::kPcieRxUtil), sig(GpuSig::kPcieTxUtil), maxv);
+    return pair(pair(util, now, [](double u, double b) { return u * b; }), full, ratio);
+  }
   if (name == "dram_active") return sig(GpuSig::kDramActive);
   if (name == "tensor_active") return sig(GpuSig::kTensorActive);
-  if (name == "gpu_util") return sig(GpuSig::kGpuUtil);
+  // The rules' utilisation: GPU util, else graphics engine active.
+  if (name == "gpu_util") return sig(g.sig(GpuSig::kGpuUtil).empty() ? GpuSig::kGrActive : GpuSig::kGpuUtil);
+  if (name == "sm_active") return sig(GpuSig::kSmActive);
+  if (name == "gr_engine_active") return sig(GpuSig::kGrActive);
   if (name == "sm_occupancy") return sig(GpuSig::kSmOccupancy);
   if (name == "nvlink_util") return sig(GpuSig::kNvlinkUtil);
   if (name == "fragmentation") return sig(GpuSig::kFragmentation);
@@ -92,6 +113,11 @@ Series evidence_series(std::string_view name, const diagnose::HostSignals& h, co
   if (name == "power_throttle") return sig(GpuSig::kPowerThrottle);
   if (name == "link_gen") return sig(GpuSig::kLinkGen);
   if (name == "link_width") return sig(GpuSig::kLinkWidth);
+  // Judged: the current link against the one recorded by `gpulens calibrate`
+  // (the evidence's threshold), so the chart is the current link.
+  if (name == "link_gen_calibrated") return sig(GpuSig::kLinkGen);
+  if (name == "link_width_calibrated") return sig(GpuSig::kLinkWidth);
+  if (name == "gpu_numa_node") return sig(GpuSig::kNumaNode);  // against the node the process may run on
   if (name == "last_xid") return sig(GpuSig::kLastXid);
   if (name == "ecc_uncorrected_rate") return sig(GpuSig::kEccUncorrectedRate);
   if (name == "row_remap_failure") return sig(GpuSig::kRowRemapFailure);
@@ -108,7 +134,11 @@ Series evidence_series(std::string_view name, const diagnose::HostSignals& h, co
     return pair(pair(host(HostSig::kNicRxBps), host(HostSig::kNicTxBps), maxv), host(HostSig::kNicSpeed), ratio);
   }
   if (name == "ib_util") return host(HostSig::kIbUtil);
+  if (name == "latency_p99") return host(HostSig::kLatencyP99);    // seconds, as the SLO
+  if (name == "latency_mean") return host(HostSig::kLatencyMean);  // seconds
   if (name == "ib_bps") return pair(host(HostSig::kIbRxBps), host(HostSig::kIbTxBps), [](double a, double b) { return a + b; });
+  // gpu_topology_path: the path to a peer GPU is a placement fact, not a
+  // series; its evidence detail names it.
   return {};
 }
 
