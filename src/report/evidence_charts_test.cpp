@@ -1,10 +1,14 @@
 // Every evidence signal the diagnosis can emit (diagnose/evidence_names.h)
 // has its chart in the HTML report, from the signal the rule judged and in
-// the unit of the evidence's threshold.
+// the unit of the evidence's threshold, and an entry in the web page's
+// EVIDENCE table (web/src/app.js; the browser test web_page draws some).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <regex>
 #include <set>
+#include <sstream>
 
 #include "diagnose/engine.h"
 #include "diagnose/evidence_names.h"
@@ -106,6 +110,35 @@ TEST(EvidenceCharts, SeriesAreTheJudgedSignals) {
   const double bps = std::max(gpu(GpuSig::kPcieRxBps), gpu(GpuSig::kPcieTxBps));
   EXPECT_DOUBLE_EQ(first("pcie_util_full_link"), bps / diagnose::pcie_link_bytes_per_second(5, 16));
   EXPECT_DOUBLE_EQ(first("pcie_util"), std::max(gpu(GpuSig::kPcieRxUtil), gpu(GpuSig::kPcieTxUtil)));
+}
+
+// The keys of app.js's EVIDENCE table (one per line, "    name: ...").
+std::set<std::string> web_evidence_keys() {
+  std::ifstream in(std::string(GPULENS_SOURCE_DIR) + "/web/src/app.js");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string js = text.str();
+  const size_t from = js.find("const EVIDENCE = {");
+  const size_t to = js.find("\n  };", from);
+  if (from == std::string::npos || to == std::string::npos) return {};
+  const std::string table = js.substr(from, to - from);
+  std::set<std::string> keys;
+  const std::regex key(R"(\n    ([a-z0-9_]+): )");
+  for (auto it = std::sregex_iterator(table.begin(), table.end(), key); it != std::sregex_iterator(); ++it) {
+    keys.insert((*it)[1]);
+  }
+  return keys;
+}
+
+TEST(EvidenceCharts, EveryEvidenceNameIsInTheWebPagesTable) {
+  const std::set<std::string> keys = web_evidence_keys();
+  ASSERT_FALSE(keys.empty()) << "no EVIDENCE table in web/src/app.js";
+  for (std::string_view name : diagnose::kEvidenceNames) {
+    EXPECT_TRUE(keys.contains(std::string(name)))
+        << "web/src/app.js EVIDENCE has no entry for the evidence " << name
+        << " (its series, or null: shown as text)";
+  }
+  for (const std::string& k : keys) EXPECT_TRUE(diagnose::is_evidence_name(k)) << "EVIDENCE." << k << ": no rule emits it";
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Drives Debian's chromium (playwright-core, locked) against a running agent:
 //   node web_test.mjs http://127.0.0.1:PORT [SCREENSHOT_DIR]
-// The agent runs the thermal-throttle-one-gpu scenario with prefilled history.
+// The agent runs the thermal-throttle-one-gpu scenario with prefilled history
+// (and SERVING_URL, when set, kernel-launch-bound-inference).
 // Every request to another host is blocked (and counted): the page must render
 // from the agent alone. Exits 1 with the reason on the first failed check.
 import { chromium } from "playwright-core";
@@ -12,10 +13,10 @@ const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || 
 try {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: "dark" });
   const page = await context.newPage();
-  const origin = new URL(base).origin;
+  const origins = [base, process.env.SERVING_URL].filter(Boolean).map((u) => new URL(u).origin);
   const foreign = [];
   await context.route("**/*", (route) => {
-    if (new URL(route.request().url()).origin === origin) return route.continue();
+    if (origins.includes(new URL(route.request().url()).origin)) return route.continue();
     foreign.push(route.request().url());
     return route.abort();
   });
@@ -80,9 +81,44 @@ try {
   await page.waitForSelector('#main [data-cause="memory_fragmentation"] [data-instance="gi2"]', { timeout: 10000 });
   await page.unroute("**/api/v1/findings");
 
+  // Evidence from the node's series (CPU busy computed from CPU seconds by
+  // mode, PSI) and the GPU's is charted; a fact with no series (the topology
+  // path) is shown as its value. The agent's answer, with such a finding added.
+  const withHost = await (await page.request.get(base + "/api/v1/findings")).json();
+  withHost.hosts[0].gpus.find((g) => String(g.gpu) === "5").findings.push({ ...thermal, cause: "input_pipeline", evidence: [
+    { signal: "sm_active", value: 0.2, threshold: 0.5 }, { signal: "host_cpu_busy", value: 0.95, threshold: 0.9 },
+    { signal: "psi_cpu", value: 0.4, threshold: 0.3 },
+    { signal: "gpu_topology_path", value: 4, threshold: 3, detail: "path SYS to GPU 4, both used by pid 42" }] });
+  await page.route("**/api/v1/findings", (r) => r.fulfill({ json: withHost }));
+  await page.goto(base + "/#/gpu/5", { waitUntil: "load" });
+  await page.waitForSelector('#evidence .evidence-value[data-signal="gpu_topology_path"]', { timeout: 10000 });
+  const drawn = await page.$$eval("#evidence .chart", (els) => els.filter((e) => e.querySelector("canvas")).map((e) => e.dataset.signal));
+  for (const sig of ["temperature", "sm_active", "host_cpu_busy", "psi_cpu"]) {
+    if (!drawn.includes(sig)) fail(`no ${sig} evidence chart: ${drawn.join(",")}`);
+  }
+  if (drawn.includes("gpu_topology_path")) fail("the topology path, a fact, got a chart");
+  const text = await page.$eval('#evidence .evidence-value[data-signal="gpu_topology_path"]', (e) => e.textContent);
+  if (!text.includes("path SYS to GPU 4")) fail("the topology evidence does not show its value: " + text);
+  await page.unroute("**/api/v1/findings");
+
+  // SERVING_URL: an agent on the kernel-launch-bound-inference scenario,
+  // whose kernel_launch finding judges the latency p99 the agent derives
+  // from its latency histogram; the page computes it from the buckets in
+  // the node's history (0.29 s there, against 0.17 s).
+  if (process.env.SERVING_URL) {
+    await page.goto(process.env.SERVING_URL + "/#/gpu/0", { waitUntil: "load" });
+    const sel = '#evidence .chart[data-signal="latency_p99"]';
+    await page.waitForSelector(sel + " canvas", { timeout: 10000 });
+    const box = await (await page.$(sel + " .u-over")).boundingBox();
+    await page.mouse.move(box.x + box.width * 0.9, box.y + box.height / 2);
+    const legend = await page.$$eval(sel + " .u-legend .u-series", (els) => els.map((e) => e.textContent));
+    const p99 = Number((legend.find((l) => l.startsWith("latency_p99")) || "").slice("latency_p99".length));
+    if (!(p99 > 0.2 && p99 < 0.4)) fail("the latency p99 chart from the histogram reads " + JSON.stringify(legend));
+  }
+
   if (errors.length) fail("console errors: " + errors.join(" | "));
   if (foreign.length) fail("requests left the agent: " + foreign.join(", "));
-  console.log("PASS: 8 GPUs, thermal_throttle on GPU 5 only, charts, threshold, keyboard, a MIG instance's finding on its GPU, no console errors, no foreign request");
+  console.log("PASS: 8 GPUs, thermal_throttle on GPU 5 only, charts, threshold, keyboard, a MIG instance's finding on its GPU, host and GPU evidence charted, a fact as text, latency p99 from the histogram, no console errors, no foreign request");
 } finally {
   await browser.close();
 }

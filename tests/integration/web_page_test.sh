@@ -2,7 +2,9 @@
 # The agent's web page in Debian's chromium (tests/browser/web_test.mjs):
 # every GPU of a simulated node, the thermal finding on GPU 5 only, a GPU's
 # charts, the evidence with its threshold, no console error, nothing fetched
-# from another host. Also: the embedded assets stay within 300 KB.
+# from another host; the evidence charts from the node's series too (a second
+# agent serving inference: the latency p99 from its histogram). Also: the
+# embedded assets stay within 300 KB.
 #   web_page_test.sh GPULENS SOURCE_DIR BUILD_DIR [SCREENSHOT_DIR]
 set -euo pipefail
 GPULENS=$1 SRC=$2 BUILD=$3 SHOTS=${4:-}
@@ -29,4 +31,6 @@ for a in / /assets/app.js /assets/app.css; do
 done
 ((size <= 300 * 1024)) || stack_fail "embedded assets are $size bytes, over 300 KB"
 echo "assets: $size bytes"
-node "$mods/web_test.mjs" "$base" $SHOTS || stack_fail "browser checks"
+serving_port=$(free_port)
+start_agent serving "$serving_port" --source sim --scenario kernel-launch-bound-inference --sim-prefill 20m
+SERVING_URL="http://127.0.0.1:$serving_port" node "$mods/web_test.mjs" "$base" $SHOTS || stack_fail "browser checks"
