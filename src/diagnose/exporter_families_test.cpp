@@ -12,24 +12,15 @@
 #include "diagnose/live_input.h"
 #include "diagnose/mapping.h"
 #include "diagnose/replay_input.h"
+#include "diagnose/testing/series.h"
 #include "model/frame.h"
 #include "store/live.h"
 
 namespace gpulens::diagnose {
 namespace {
 
-Series flat(double v, int n = 3, int64_t step = 15000) {
-  Series s;
-  for (int i = 0; i < n; ++i) s.push_back({i * step, v});
-  return s;
-}
-
-// Cumulative bucket counts growing at `rate` per second.
-Series ramp(double rate, int n = 3, int64_t step = 15000) {
-  Series s;
-  for (int i = 0; i < n; ++i) s.push_back({i * step, rate * static_cast<double>(i * step) / 1000.0});
-  return s;
-}
+using testing::flat;
+using testing::ramp;
 
 TEST(TritonSummary, OnlyTheP99QuantileIsASignal) {
   const LabelPair p99[] = {{"model", "m"}, {"version", "1"}, {"quantile", "0.99"}};

@@ -1,5 +1,6 @@
 // Name mapping: host joins, CPU modes, throttle bits, latency quantiles.
 #include "diagnose/mapping.h"
+#include "diagnose/testing/series.h"
 
 #include <gtest/gtest.h>
 
@@ -8,16 +9,8 @@
 namespace gpulens::diagnose {
 namespace {
 
-Series flat(double v, int n = 3, int64_t step = 15000) {
-  Series s;
-  for (int i = 0; i < n; ++i) s.push_back({i * step, v});
-  return s;
-}
-Series ramp(double rate, int n = 3, int64_t step = 15000) {
-  Series s;
-  for (int i = 0; i < n; ++i) s.push_back({i * step, rate * static_cast<double>(i * step) / 1000.0});
-  return s;
-}
+using testing::flat;
+using testing::ramp;
 
 TEST(HostKey, InstanceHostnameAndDomains) {
   const LabelPair a[] = {{"instance", "gpu-7.cluster.local:9100"}};

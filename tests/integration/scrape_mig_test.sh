@@ -22,12 +22,15 @@ STACK_PIDS+=($!)
 wait_http "http://127.0.0.1:$files/golden-mig.prom" 20
 NODE_NAME=gpu-node-5 start_agent main "$agent" --source scrape --scrape "http://127.0.0.1:$files/golden-mig.prom" \
   --dcgm-names --interval 1s
-metrics() { curl -fs --max-time 5 "http://127.0.0.1:$agent/metrics"; }
-deadline=$((SECONDS + 15))
-until metrics >"$STACK/m.prom" && grep -q '^DCGM_FI_DEV_FB_USED{gpu="1".*GPU_I_ID="2"' "$STACK/m.prom"; do
-  ((SECONDS < deadline)) || stack_fail "no MIG instance series on /metrics: $(grep '^DCGM_FI_DEV_FB_USED' "$STACK/m.prom")"
-  sleep 0.3
-done
+# Saves an agent's /metrics to FILE once a line matches REGEX (15 s at most).
+wait_metrics() {  # port file regex description
+  local deadline=$((SECONDS + 15))
+  until curl -fs --max-time 5 "http://127.0.0.1:$1/metrics" >"$2" && grep -q "$3" "$2"; do
+    ((SECONDS < deadline)) || stack_fail "$4: $(grep -E '^(DCGM_FI_DEV_FB_USED|gpu_mig|gpu_sm)' "$2")"
+    sleep 0.3
+  done
+}
+wait_metrics "$agent" "$STACK/m.prom" '^DCGM_FI_DEV_FB_USED{gpu="1".*GPU_I_ID="2"' "no MIG instance series on /metrics"
 
 grep -v '^#' "$ROOT/tests/data/dcgm-exporter/golden-mig.prom" | sort >"$STACK/want"
 grep '^DCGM_' "$STACK/m.prom" | sort >"$STACK/got"
@@ -75,12 +78,7 @@ wait_http "http://127.0.0.1:$files2/dcgm" 20
 agent2=$(free_port)
 GPULENS_FAKE_NVML_SCRIPT=$STACK/nvml.txt start_agent nvml "$agent2" --source nvml,scrape --nvml-library "$FAKE_NVML" \
   --scrape "http://127.0.0.1:$files2/dcgm" --dcgm-names --interval 1s
-m2() { curl -fs --max-time 5 "http://127.0.0.1:$agent2/metrics"; }
-deadline=$((SECONDS + 15))
-until m2 >"$STACK/m2.prom" && grep -q '^gpu_mig_sm_active_ratio.*gpu_instance_id="5"' "$STACK/m2.prom"; do
-  ((SECONDS < deadline)) || stack_fail "no scraped MIG SM active beside NVML: $(grep -E '^(gpu_mig|gpu_sm)' "$STACK/m2.prom")"
-  sleep 0.3
-done
+wait_metrics "$agent2" "$STACK/m2.prom" '^gpu_mig_sm_active_ratio.*gpu_instance_id="5"' "no scraped MIG SM active beside NVML"
 g0='gpu="0",gpu_uuid="GPU-aaaa",gpu_name="NVIDIA A100-SXM4-80GB"'
 g1='gpu="1",gpu_uuid="GPU-bbbb",gpu_name="NVIDIA A100-SXM4-80GB"'
 grep -qF "gpu_sm_occupancy_ratio{$g0} 0.25" "$STACK/m2.prom" || stack_fail "GPU 0's occupancy not filled from DCGM"
