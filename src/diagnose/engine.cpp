@@ -371,12 +371,6 @@ Report diagnose(const SignalSet& set, const Thresholds& th) {
   return report;
 }
 
-double pcie_link_bytes_per_second(int generation, int width) {
-  static constexpr double kPerLane[] = {0, 250e6, 500e6, 984.6e6, 1969.2e6, 3938.5e6, 7560e6};
-  if (generation < 1 || generation > 6 || width <= 0) return 0;
-  return kPerLane[generation] * width;
-}
-
 namespace {
 struct ModelPeak {
   std::string_view token;

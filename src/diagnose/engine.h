@@ -150,9 +150,6 @@ void merge_report(Report& into, Report part);
 // severity); tests and docs iterate it.
 const std::vector<std::string_view>& cause_order();
 
-// Nominal per-direction PCIe bandwidth of a link (reference §5.1), bytes/s;
-// 0 for an unknown generation.
-double pcie_link_bytes_per_second(int generation, int width);
 // Nominal peaks by GPU model name ("NVIDIA H100 80GB HBM3"), bytes/s per
 // direction; 0 when the model is not known.
 double pcie_model_bytes_per_second(std::string_view model);

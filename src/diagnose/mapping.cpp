@@ -182,10 +182,8 @@ std::string_view label_of(LabelSpan labels, std::string_view name) {
   return {};
 }
 
-// Interfaces that never carry training or serving traffic between nodes, and
-// IPoIB devices (their traffic is counted on the InfiniBand port).
 bool ethernet_device(std::string_view dev) {
-  for (std::string_view p : {"lo", "docker", "veth", "virbr", "cali", "flannel", "cni", "tunl", "ib", "kube"}) {
+  for (std::string_view p : non_ethernet_prefixes()) {
     if (dev.starts_with(p)) return false;
   }
   return !dev.empty();
@@ -204,6 +202,12 @@ bool is_ip(std::string_view h) {
 }
 
 }  // namespace
+
+std::span<const std::string_view> non_ethernet_prefixes() {
+  static constexpr std::string_view kPrefixes[] = {"lo", "docker", "veth", "virbr", "cali",
+                                                   "flannel", "cni", "tunl", "ib", "kube"};
+  return kPrefixes;
+}
 
 bool known_name(std::string_view name) {
   if (simple_table().contains(name)) return true;

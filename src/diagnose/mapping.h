@@ -88,6 +88,12 @@ bool known_name(std::string_view name);
 // Every family name map_series() knows (sample names, e.g. *_bucket).
 std::vector<std::string_view> known_names();
 
+// Prefixes of network interfaces that never carry training or serving
+// traffic between nodes (loopback, bridges, container and CNI devices), and
+// of IPoIB devices (their traffic is counted on the InfiniBand port): the
+// NIC signals leave them out. The web page keeps a copy (report_test checks it).
+std::span<const std::string_view> non_ethernet_prefixes();
+
 // The host a series belongs to ("" when it carries no host label).
 std::string host_key(LabelSpan labels);
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "diagnose/pcie_link.h"
+#include "model/pcie.h"
 
 namespace gpulens::diagnose {
 namespace {

@@ -12,6 +12,8 @@
 
 #include "diagnose/engine.h"
 #include "diagnose/evidence_names.h"
+#include "diagnose/mapping.h"
+#include "model/pcie.h"
 #include "report/html_report.h"
 
 namespace gpulens::report {
@@ -108,16 +110,20 @@ TEST(EvidenceCharts, SeriesAreTheJudgedSignals) {
   EXPECT_EQ(first("gpu_numa_node"), gpu(GpuSig::kNumaNode));
   // Traffic over the full link (Gen5 x16), not over the measured peak.
   const double bps = std::max(gpu(GpuSig::kPcieRxBps), gpu(GpuSig::kPcieTxBps));
-  EXPECT_DOUBLE_EQ(first("pcie_util_full_link"), bps / diagnose::pcie_link_bytes_per_second(5, 16));
+  EXPECT_DOUBLE_EQ(first("pcie_util_full_link"), bps / pcie_link_bytes_per_second(5, 16));
   EXPECT_DOUBLE_EQ(first("pcie_util"), std::max(gpu(GpuSig::kPcieRxUtil), gpu(GpuSig::kPcieTxUtil)));
+}
+
+std::string app_js() {
+  std::ifstream in(std::string(GPULENS_SOURCE_DIR) + "/web/src/app.js");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 // The keys of app.js's EVIDENCE table (one per line, "    name: ...").
 std::set<std::string> web_evidence_keys() {
-  std::ifstream in(std::string(GPULENS_SOURCE_DIR) + "/web/src/app.js");
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string js = text.str();
+  const std::string js = app_js();
   const size_t from = js.find("const EVIDENCE = {");
   const size_t to = js.find("\n  };", from);
   if (from == std::string::npos || to == std::string::npos) return {};
@@ -139,6 +145,29 @@ TEST(EvidenceCharts, EveryEvidenceNameIsInTheWebPagesTable) {
         << " (its series, or null: shown as text)";
   }
   for (const std::string& k : keys) EXPECT_TRUE(diagnose::is_evidence_name(k)) << "EVIDENCE." << k << ": no rule emits it";
+}
+
+// The page's copies of two tables the diagnosis uses: the per-lane PCIe
+// rates (model/pcie.h) and the interfaces the NIC signals leave out
+// (diagnose::non_ethernet_prefixes()).
+TEST(EvidenceCharts, TheWebPagesTablesAreTheDiagnosis) {
+  const std::string js = app_js();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(js, m, std::regex(R"(const PCIE_LANE = \[([^\]]*)\];)"))) << "no PCIE_LANE in app.js";
+  std::vector<double> lanes;
+  const std::string list = m[1];
+  const std::regex number(R"([0-9.e]+)");
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), number); it != std::sregex_iterator(); ++it) {
+    lanes.push_back(std::stod((*it)[0]));
+  }
+  ASSERT_EQ(lanes.size(), 7u) << list;
+  for (int gen = 0; gen < 7; ++gen) {  // the page rounds to 0.1 MB/s
+    EXPECT_NEAR(lanes[gen], pcie_lane_bytes_per_second(gen), 0.05e6) << "Gen" << gen;
+  }
+  ASSERT_TRUE(std::regex_search(js, m, std::regex(R"(const ethernet = .*/\^\(([a-z|]+)\)/)"))) << "no ethernet filter in app.js";
+  std::string want;
+  for (std::string_view p : diagnose::non_ethernet_prefixes()) want += (want.empty() ? "" : "|") + std::string(p);
+  EXPECT_EQ(std::string(m[1]), want);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "diagnose/engine.h"
 #include "diagnose/report.h"
+#include "model/pcie.h"
 #include "server/web_assets.h"
 #include "util/json.h"
 
@@ -81,7 +82,7 @@ Series evidence_series(std::string_view name, const diagnose::HostSignals& h, co
     // The traffic over the nominal peak of the link at its maximum generation
     // and width (as rules.cpp judges it), not over the measured peak.
     Series full = pair(sig(GpuSig::kLinkGenMax), sig(GpuSig::kLinkWidthMax), [](double gen, double width) {
-      return diagnose::pcie_link_bytes_per_second(static_cast<int>(gen), static_cast<int>(width));
+      return pcie_link_bytes_per_second(static_cast<int>(gen), static_cast<int>(width));
     });
     std::erase_if(full, [](const diagnose::Point& p) { return !(p.v > 0); });
     if (!g.sig(GpuSig::kPcieRxBps).empty() || !g.sig(GpuSig::kPcieTxBps).empty()) {
@@ -89,7 +90,7 @@ Series evidence_series(std::string_view name, const diagnose::HostSignals& h, co
     }
     // Only the agent's utilisation: back to bytes through the current link.
     const Series now = pair(sig(GpuSig::kLinkGen), sig(GpuSig::kLinkWidth), [](double gen, double width) {
-      return diagnose::pcie_link_bytes_per_second(static_cast<int>(gen), static_cast<int>(width));
+      return pcie_link_bytes_per_second(static_cast<int>(gen), static_cast<int>(width));
     });
     const Series util = pair(sig(GpuSig::kPcieRxUtil), sig(GpuSig::kPcieTxUtil), maxv);
     return pair(pair(util, now, [](double u, double b) { return u * b; }), full, ratio);

@@ -20,8 +20,8 @@
   // whose series the history lacks.
   const ratio = (a, b) => (a != null && b ? a / b : null);
   const max2 = (a, b) => (a == null && b == null ? null : Math.max(a ?? 0, b ?? 0));
-  // Nominal PCIe bytes/s per lane by generation (src/diagnose/engine.cpp).
-  const PCIE_LANE = [0, 250e6, 500e6, 984.6e6, 1969.2e6, 3938.5e6, 7560e6];
+  // Nominal PCIe bytes/s per lane by generation (src/model/pcie.cpp; report_test checks this copy).
+  const PCIE_LANE = [0, 250e6, 500e6, 984.6e6, 1969.2e6, 3938.5e6, 7562.5e6];
   const pcieLink = (gen, width) => (PCIE_LANE[gen] && width > 0 ? PCIE_LANE[gen] * width : null);
   const label = (labels, k) => ((labels || "").match(new RegExp(k + '="([^"]*)"')) || [])[1];
   // CPU seconds per second by mode (their sum: the CPUs online).
@@ -79,7 +79,7 @@
       return v == null ? fromBuckets : fromBuckets == null ? v : Math.max(v, fromBuckets);
     });
   };
-  // mapping.cpp's interfaces that never carry traffic between nodes.
+  // The interfaces the NIC signals leave out (diagnose::non_ethernet_prefixes(); report_test checks this copy).
   const ethernet = (l) => !/^(lo|docker|veth|virbr|cali|flannel|cni|tunl|ib|kube)/.test(label(l, "device") || "");
   const EVIDENCE = {
     // hardware_errors

@@ -24,12 +24,11 @@
 #include <string_view>
 #include <vector>
 
+#include "model/pcie.h"
 #include "util/status.h"
 
 namespace gpulens {
 
-// Bytes per second per lane per direction for PCIe generation `gen`; 0 if unknown.
-double pcie_lane_bytes_per_second(unsigned gen);
 
 struct PcieCalibration {
   struct Entry {
