@@ -91,6 +91,31 @@ std::string gpu_extra(FieldId id, diagnose::LabelSpan labels) {
   return out;
 }
 
+// A GPU's identity (gpulens' gpu, gpu_uuid, gpu_name; dcgm-exporter's) or a
+// Prometheus target label: never an extra label of a catalog series.
+bool identity_label(std::string_view k) {
+  for (std::string_view id : {"gpu", "gpu_uuid", "gpu_name", "UUID", "uuid", "pci_bus_id", "device", "modelName",
+                              "Hostname", "hostname", "DCGM_FI_DRIVER_VERSION", "instance", "job"}) {
+    if (k == id) return true;
+  }
+  return false;
+}
+
+// The extra labels of a GPU series another gpulens wrote under the
+// catalog's own name (gpu_xid_errors_total{xid}, gpu_clock_event_active
+// {reason}, ...): every label but the GPU's identity and the scrape's
+// target labels, in the order written, so that series of one field keep
+// apart instead of adding up.
+std::string own_extra(diagnose::LabelSpan labels) {
+  std::string out;
+  for (const auto& [k, v] : labels) {
+    if (identity_label(k)) continue;
+    if (!out.empty()) out += ',';
+    out += label(k, v);
+  }
+  return out;
+}
+
 // How series of one family landing on one catalog series combine: a
 // latency quantile over models is the worst model's, never a sum.
 Combine combine_of(FieldId id) { return id == FieldId::kServingLatencyP99 ? Combine::kMax : Combine::kSum; }
@@ -116,7 +141,15 @@ std::vector<CatalogTarget> through_mapping(std::string_view name, diagnose::Labe
     double ratio = 1;
     if (!same_up_to_scale(scraped, diagnose::map_series(native, labels), ratio)) continue;
     const FieldDef& f = field(id);
-    return {{id, ratio, f.scope == Scope::kNode ? node_extra(labels) : gpu_extra(id, labels), combine_of(id)}};
+    std::string extra;
+    if (f.scope == Scope::kNode) {
+      extra = node_extra(labels);
+    } else if (name == native) {
+      extra = own_extra(labels);  // another gpulens: the series' own labels, as it wrote them
+    } else {
+      extra = gpu_extra(id, labels);
+    }
+    return {{id, ratio, std::move(extra), combine_of(id)}};
   }
   return {};
 }

@@ -19,7 +19,9 @@
 // ones the catalog's series carry (mode, device, port, le on host and
 // serving series; the DCGM row's own on GPU series, and those of
 // dcgm-exporter's DCGM_EXP_* families under the catalog's names: xid,
-// reason from clock_event, watch, error, peer_gpu, status); the rest (cpu,
+// reason from clock_event, watch, error, peer_gpu, status; all but the GPU
+// identity on a GPU series another gpulens wrote under the catalog's own
+// name: xid, reason, link, ...); the rest (cpu,
 // model_name, engine, pod identity) is dropped, and series of one family
 // that land on one catalog series combine by the target's Combine rule.
 //

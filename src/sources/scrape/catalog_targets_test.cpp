@@ -137,5 +137,18 @@ TEST(CatalogTargetsExp, AScrapedDcgmExporterFillsTheExpFieldsOfItsGpus) {
   EXPECT_EQ(health, 10u);  // one per watch
 }
 
+// Another gpulens scraped: a GPU series keeps its own labels (the XID code,
+// the clock-event reason), so that its series do not add up on one.
+TEST(CatalogTargetsGpulens, GpuSeriesKeepTheirOwnLabels) {
+  EXPECT_EQ(targets("gpu_clock_event_active", {{"gpu", "0"}, {"gpu_uuid", "GPU-a"}, {"gpu_name", "NVIDIA H200"},
+                                               {"reason", "sw_thermal_slowdown"}}),
+            (std::vector<CatalogTarget>{{FieldId::kGpuClockEventActive, 1, "reason=\"sw_thermal_slowdown\""}}));
+  EXPECT_EQ(targets("gpu_xid_errors_total", {{"gpu", "0"}, {"gpu_uuid", "GPU-a"}, {"xid", "79"}, {"instance", "n:9400"}}),
+            (std::vector<CatalogTarget>{{FieldId::kGpuXidErrors, 1, "xid=\"79\""}}));
+  // dcgm-exporter's names keep only the labels their catalog field has.
+  EXPECT_EQ(targets("DCGM_FI_DEV_GPU_TEMP", {{"gpu", "0"}, {"UUID", "GPU-a"}, {"modelName", "m"}, {"Hostname", "n"}}),
+            (std::vector<CatalogTarget>{{FieldId::kGpuTemperature, 1, ""}}));
+}
+
 }  // namespace
 }  // namespace gpulens
