@@ -49,8 +49,10 @@ constexpr bool is_evidence_name(std::string_view name) {
 }
 
 // Not constexpr on purpose: calling it from the consteval constructor below
-// is the compile error that names the problem.
-void evidence_name_not_in_kEvidenceNames();
+// is the compile error that names the problem. Defined (empty) because
+// clang 14 emits the constructor's body in some initializer lists, where a
+// mere declaration would not link; g++ 12, the project's compiler, checks.
+inline void evidence_name_not_in_kEvidenceNames() {}
 
 // An evidence signal's name, checked against kEvidenceNames when compiled.
 struct EvidenceName {
