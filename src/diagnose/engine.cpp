@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "diagnose/explain.h"
@@ -290,6 +291,24 @@ void merge_report(Report& into, Report part) {
     into.to_ms = std::max(into.to_ms, part.to_ms);
   }
   for (HostReport& h : part.hosts) into.hosts.push_back(std::move(h));
+  for (JobReport& j : part.jobs) {
+    // A job whose hosts fell into several batches: one entry, judged per batch.
+    auto same = std::find_if(into.jobs.begin(), into.jobs.end(), [&](const JobReport& x) {
+      return x.job == j.job && x.source == j.source && x.source != "host";
+    });
+    if (same == into.jobs.end()) {
+      into.jobs.push_back(std::move(j));
+      continue;
+    }
+    for (std::string& g : j.gpus) same->gpus.push_back(std::move(g));
+    same->hosts += j.hosts;
+    same->waste_gpu_seconds += j.waste_gpu_seconds;
+    if (!same->has_root && j.has_root) {
+      same->has_root = true;
+      same->root = std::move(j.root);
+    }
+    same->hung = same->hung && j.hung;
+  }
   for (const auto& [cause, waste] : part.waste_by_cause) into.waste_by_cause[cause] += waste;
   into.gpu_count += part.gpu_count;
   into.covered_gpu_seconds += part.covered_gpu_seconds;
@@ -301,47 +320,53 @@ Report diagnose(const SignalSet& set, const Thresholds& th) {
   report.from_ms = set.from_ms;
   report.to_ms = set.to_ms;
   report.point_in_time = set.point_in_time;
-  for (const HostSignals& host : set.hosts) {
+  // A GPU that fails takes its job down, on every host of the job: the
+  // moment of the job's first fatal fault bounds the others' windows.
+  const std::vector<JobGroup> jobs = job_groups(set);
+  struct PeerOf {
+    int64_t ms;
+    std::string host, gpu;
+  };
+  std::map<std::pair<size_t, std::string>, PeerOf> peer_of;  // (host, GPU) -> the job's failed GPU
+  for (const JobGroup& job : jobs) {
+    const JobFault fault = job_fault(set, job);
+    if (!fault.found) continue;
+    for (const auto& member : job.gpus) {
+      if (member.first == fault.host && member.second == fault.gpu) continue;
+      peer_of[member] = {fault.ms, set.hosts[fault.host].name, fault.gpu};
+    }
+  }
+  for (size_t h = 0; h < set.hosts.size(); ++h) {
+    const HostSignals& host = set.hosts[h];
     HostReport hr;
     hr.host = host.name;
-    // A GPU that fails takes its job down: the moment of the first critical
-    // hardware fault on the host bounds the others' windows.
-    int64_t fault_ms = INT64_MAX;
-    std::string faulty;
-    for (const GpuSignals& g : host.gpus) {
-      const int64_t t = first_fatal_fault_ms(g);
-      if (t < fault_ms) { fault_ms = t; faulty = g.index; }
-    }
-    // The failed GPU's job peers (all GPUs of the host without placement).
-    std::set<std::string> peers;
-    if (fault_ms != INT64_MAX) {
-      for (const auto& job : jobs_of(host)) {
-        if (std::find(job.begin(), job.end(), faulty) == job.end()) continue;
-        for (const std::string& g : job) {
-          if (g != faulty) peers.insert(g);
-        }
-      }
-    }
     for (const GpuSignals& g : host.gpus) {
       GpuReport gr;
       gr.gpu = g.index;
       gr.uuid = g.uuid;
       gr.model = g.model;
       gr.mig = g.mig;
-      const bool peer = peers.contains(g.index);
-      if (peer) {
-        gr.notes.push_back("GPU " + faulty + " failed (hardware_errors); this GPU is assessed only up to then, "
-                           "its later stall is not its own fault");
+      const auto peer = peer_of.find({h, g.index});
+      int64_t cutoff = first_fatal_fault_ms(g);
+      if (peer != peer_of.end()) {
+        cutoff = std::min(cutoff, peer->second.ms);
+        gr.notes.push_back("GPU " + peer->second.gpu + (peer->second.host == host.name ? "" : " of " + peer->second.host) +
+                           " failed (hardware_errors); this GPU is assessed only up to then, its later stall is not "
+                           "its own fault");
       }
-      diagnose_gpu(host, g, th, set.from_ms, set.to_ms, peer || g.index == faulty ? fault_ms : INT64_MAX, gr);
-      if (peer) {
+      diagnose_gpu(host, g, th, set.from_ms, set.to_ms, cutoff, gr);
+      if (peer != peer_of.end()) {
         // What the peer shows from the fault on: consequences of the failed GPU.
+        const PeerOf& root = peer->second;
         GpuReport after;
         after.gpu = g.index;
         diagnose_gpu(host, g, th, set.from_ms, set.to_ms, INT64_MAX, after);
         for (Finding& f : after.findings) {
-          if (f.state != State::kFiring || f.since_ms < fault_ms || f.cause == "hardware_errors") continue;
-          f.explained_by = {"hardware_errors", faulty, "GPU " + faulty + " of the same job failed; the stall that follows is not this GPU's fault"};
+          if (f.state != State::kFiring || f.since_ms < root.ms || f.cause == "hardware_errors") continue;
+          f.explained_by = {"hardware_errors", root.gpu,
+                            waiting_for(root.host, root.gpu, "hardware_errors") +
+                                ": it failed; the stall that follows is not this GPU's fault",
+                            root.host};
           gr.waste_gpu_seconds += f.waste_gpu_seconds;
           gr.findings.push_back(std::move(f));
         }
@@ -361,12 +386,23 @@ Report diagnose(const SignalSet& set, const Thresholds& th) {
     }
     if (set.point_in_time) judge_point_in_time(th, hr);
     explain(host, th, hr);
+    report.hosts.push_back(std::move(hr));
+  }
+  explain_jobs(set, jobs, th, report);
+  // Waste: a consequence's under its root cause, per cause and per job.
+  std::map<std::pair<std::string, std::string>, double> by_gpu;  // (host, GPU) -> waste
+  for (const HostReport& hr : report.hosts) {
     for (const GpuReport& gr : hr.gpus) {
       for (const Finding& f : gr.findings) {
         report.waste_by_cause[f.explained_by.cause.empty() ? f.cause : f.explained_by.cause] += f.waste_gpu_seconds;
+        by_gpu[{hr.host, gr.gpu}] += f.waste_gpu_seconds;
       }
     }
-    report.hosts.push_back(std::move(hr));
+  }
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    for (const auto& [h, index] : jobs[j].gpus) {
+      report.jobs[j].waste_gpu_seconds += by_gpu[{set.hosts[h].name, index}];
+    }
   }
   return report;
 }

@@ -24,11 +24,14 @@
 //     pcie_link_degraded (only under load);
 //   - a throttling GPU is flagged on that GPU only (rules are per GPU);
 //   - when a GPU fails (critical hardware_errors), the other GPUs of its job
-//     are assessed on their own only up to that moment; what they show from
-//     then on is a consequence explained by the failed GPU (explain.h).
+//     (on any host: explain.h, docs/jobs.md) are assessed on their own only
+//     up to that moment; what they show from then on is a consequence
+//     explained by the failed GPU, its waste counted under hardware_errors.
 //
 // Root cause over symptom: after the rules, explain() links findings by the
-// explanation graph (explain.h); a consequence follows its root cause.
+// explanation graph (explain.h); a consequence follows its root cause. Then
+// explain_jobs() names each job's root (a failed GPU, else a straggler) and
+// fills Report::jobs.
 //
 // Waste: each point of a GPU's timeline is charged to the first firing cause
 // (in the order above) holding there: (1 - SM active) x the point's duration,
@@ -74,6 +77,7 @@ struct Explanation {
   std::string cause;  // the root cause
   std::string gpu;    // the GPU it holds on (this one, or a job peer)
   std::string why;
+  std::string host;   // the root GPU's host (set when the root is another GPU)
 };
 
 struct Finding {
@@ -115,10 +119,32 @@ struct HostReport {
   std::vector<GpuReport> gpus;
 };
 
+// A training job: the GPUs that run it, across hosts, and the one root
+// cause that explains the rest (engine.h "Jobs"). GPUs without job
+// information count as one job per host (source "host").
+struct JobRoot {
+  std::string host, gpu, cause;
+  int64_t since_ms = 0;
+};
+struct JobReport {
+  std::string job;
+  std::string source;             // slurm, kubernetes, environment, host
+  std::vector<std::string> gpus;  // "<host>/<gpu>"
+  size_t hosts = 0;
+  bool has_root = false;
+  JobRoot root;
+  // No root, and every GPU stuck (explain.h): a hang of the job since
+  // hang.since_ms; hang.host/gpu: the GPU stuck first (cause "hang").
+  bool hung = false;
+  JobRoot hang;
+  double waste_gpu_seconds = 0;   // all waste of its GPUs
+};
+
 struct Report {
   int64_t from_ms = 0;
   int64_t to_ms = 0;
   std::vector<HostReport> hosts;
+  std::vector<JobReport> jobs;                   // by job id
   std::map<std::string, double> waste_by_cause;  // GPU-seconds, all GPUs; a consequence's under its root
   size_t gpu_count = 0;
   double covered_gpu_seconds = 0;                // sum over GPUs of the time their data covers

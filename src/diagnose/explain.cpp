@@ -2,9 +2,12 @@
 #include "diagnose/explain.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
+
+#include "diagnose/rules.h"
 
 namespace gpulens::diagnose {
 namespace {
@@ -30,7 +33,7 @@ bool overlap(const Finding& a, const Finding& b) {
 
 void mark(Finding& symptom, const Finding& root, const std::string& gpu, std::string why) {
   if (!symptom.explained_by.cause.empty()) return;  // the first explanation wins
-  symptom.explained_by = {root.cause, gpu, std::move(why)};
+  symptom.explained_by = {root.cause, gpu, std::move(why), {}};
 }
 
 void pct(double v, char* b, size_t n) { std::snprintf(b, n, "%.0f %%", v * 100); }
@@ -72,7 +75,7 @@ void order(GpuReport& g) {
   std::multimap<std::string, Finding> local;  // root cause -> consequences
   for (Finding& f : g.findings) {
     if (f.explained_by.cause.empty()) roots.push_back(std::move(f));
-    else if (f.explained_by.gpu == g.gpu) local.emplace(f.explained_by.cause, std::move(f));
+    else if (f.explained_by.gpu == g.gpu && f.explained_by.host.empty()) local.emplace(f.explained_by.cause, std::move(f));
     else cross.push_back(std::move(f));
   }
   g.findings.clear();
@@ -100,22 +103,26 @@ const std::vector<ExplanationEdge>& explanation_edges() {
       {"power_cap", "communication", "job peers"},
       {"pcie_link_degraded", "idle", "job peers"},
       {"pcie_link_degraded", "communication", "job peers"},
+      {"thermal_throttle", "small_batch", "job peers"},
+      {"power_cap", "small_batch", "job peers"},
+      {"pcie_link_degraded", "small_batch", "job peers"},
       {"network_fallback", "communication", "same GPU"},
   };
   return edges;
 }
 
 std::vector<std::vector<std::string>> jobs_of(const HostSignals& host) {
-  std::vector<std::vector<std::string>> jobs;
-  if (host.processes.empty()) {
-    std::vector<std::string> all;
-    for (const GpuSignals& g : host.gpus) all.push_back(g.index);
-    if (!all.empty()) jobs.push_back(std::move(all));
-    return jobs;
+  std::set<std::string> free;  // GPUs without a job id
+  for (const GpuSignals& g : host.gpus) {
+    if (g.job.empty()) free.insert(g.index);
   }
+  std::vector<std::vector<std::string>> jobs;
   std::map<std::string, std::set<std::string>> by_pid;
-  for (const ProcessPlacement& p : host.processes) by_pid[p.pid].insert(p.gpu);
-  // Merge pids that share a GPU into one job.
+  for (const ProcessPlacement& p : host.processes) {
+    if (free.contains(p.gpu)) by_pid[p.pid].insert(p.gpu);
+  }
+  // Merge pids that share a GPU; a group of one GPU (one process per GPU, as
+  // DDP runs) stays in the host's job.
   std::vector<std::set<std::string>> groups;
   for (auto& [pid, gpus] : by_pid) {
     std::set<std::string> merged = gpus;
@@ -128,39 +135,213 @@ std::vector<std::vector<std::string>> jobs_of(const HostSignals& host) {
     rest.push_back(std::move(merged));
     groups = std::move(rest);
   }
-  for (auto& grp : groups) jobs.emplace_back(grp.begin(), grp.end());
+  std::vector<std::string> rest;  // the host's job, in the host's order
+  std::set<std::string> taken;
+  for (auto& grp : groups) {
+    if (grp.size() < 2) continue;
+    taken.insert(grp.begin(), grp.end());
+    jobs.emplace_back(grp.begin(), grp.end());
+  }
+  for (const GpuSignals& g : host.gpus) {
+    if (free.contains(g.index) && !taken.contains(g.index)) rest.push_back(g.index);
+  }
+  if (!rest.empty()) jobs.insert(jobs.begin(), std::move(rest));
   return jobs;
 }
 
-void explain(const HostSignals& host, const Thresholds& th, HostReport& report) {
+std::vector<JobGroup> job_groups(const SignalSet& set) {
+  std::map<std::string, JobGroup> by_id, by_host;  // real job ids first, then the hosts' jobs
+  for (size_t h = 0; h < set.hosts.size(); ++h) {
+    const HostSignals& host = set.hosts[h];
+    for (const GpuSignals& g : host.gpus) {
+      if (g.job.empty()) continue;
+      JobGroup& j = by_id[g.job];
+      j.job = g.job;
+      if (j.source.empty()) j.source = g.job_source.empty() ? "environment" : g.job_source;
+      j.gpus.emplace_back(h, g.index);
+    }
+    const auto local = jobs_of(host);
+    for (size_t k = 0; k < local.size(); ++k) {
+      // The host's job is named by the host; a multi-GPU process's job by
+      // the host and its GPUs.
+      std::string id = host.name;
+      if (k > 0 || local.size() > 1) {
+        id += ":";
+        for (size_t i = 0; i < local[k].size(); ++i) id += (i ? "," : "") + local[k][i];
+      }
+      JobGroup& j = by_host[id];
+      j.job = id;
+      j.source = "host";
+      for (const std::string& gpu : local[k]) j.gpus.emplace_back(h, gpu);
+    }
+  }
+  std::vector<JobGroup> out;
+  for (auto& [key, j] : by_id) out.push_back(std::move(j));
+  for (auto& [key, j] : by_host) out.push_back(std::move(j));
+  return out;
+}
+
+JobFault job_fault(const SignalSet& set, const JobGroup& job) {
+  JobFault f;
+  for (const auto& [h, index] : job.gpus) {
+    for (const GpuSignals& g : set.hosts[h].gpus) {
+      if (g.index != index) continue;
+      const int64_t t = first_fatal_fault_ms(g);
+      if (t < f.ms) f = {true, t, h, index};
+    }
+  }
+  return f;
+}
+
+std::string waiting_for(std::string_view host, std::string_view gpu, std::string_view cause) {
+  return "waiting for GPU " + std::string(gpu) + " of " + std::string(host) + " (" + std::string(cause) + ")";
+}
+
+void explain(const HostSignals& /*host*/, const Thresholds& th, HostReport& report) {
   for (GpuReport& g : report.gpus) same_gpu_edges(g, th);
-  // Job peers of a throttled or degraded GPU: their idle time and slow
-  // collectives are the slow GPU's doing.
-  std::map<std::string, GpuReport*> by_index;
-  for (GpuReport& g : report.gpus) by_index[g.gpu] = &g;
-  for (const std::vector<std::string>& job : jobs_of(host)) {
-    if (job.size() < 2) continue;
-    for (const std::string& slow : job) {
-      GpuReport* root_gpu = by_index.count(slow) ? by_index[slow] : nullptr;
-      if (root_gpu == nullptr) continue;
+}
+
+namespace {
+// The value of `s` at or before t, if no older than `max_age_ms`; NaN otherwise.
+double at(const Series& s, size_t& j, int64_t t, int64_t max_age_ms) {
+  while (j + 1 < s.size() && s[j + 1].t_ms <= t) ++j;
+  if (s.empty() || s[j].t_ms > t || t - s[j].t_ms > max_age_ms) return std::nan("");
+  return s[j].v;
+}
+}  // namespace
+
+int64_t stuck_since_ms(const HostSignals& host, const GpuSignals& gpu, const Thresholds& th) {
+  constexpr double kSmIdle = 0.1;
+  const Series& util = gpu.sig(GpuSig::kGpuUtil);
+  if (util.empty()) return INT64_MAX;
+  const int64_t max_age = std::clamp<int64_t>(3 * median_step_ms(util), 30'000, 300'000);
+  const Series& sm = gpu.sig(GpuSig::kSmActive);
+  const Series& nv = gpu.sig(GpuSig::kNvlinkUtil);
+  const Series& nv_rx = gpu.sig(GpuSig::kNvlinkRxBps);
+  const Series& used = gpu.sig(GpuSig::kFbUsed);
+  const Series& ib_rx = host.sig(HostSig::kIbRxBps);
+  const Series& ib_tx = host.sig(HostSig::kIbTxBps);
+  size_t js = 0, jn = 0, jr = 0, ju = 0, ji = 0, jt = 0;
+  int64_t since = INT64_MAX;
+  for (const Point& p : util) {
+    const double s = at(sm, js, p.t_ms, max_age), n = at(nv, jn, p.t_ms, max_age), r = at(nv_rx, jr, p.t_ms, max_age);
+    const double u = at(used, ju, p.t_ms, max_age), ir = at(ib_rx, ji, p.t_ms, max_age), it = at(ib_tx, jt, p.t_ms, max_age);
+    const bool quiet = !(n > 0.01) && !(r > 1e6) && !(ir > th.ib_idle_bytes_per_second) &&
+                       !(it > th.ib_idle_bytes_per_second);
+    const bool spinning = p.v >= th.busy_util && s < kSmIdle && quiet;  // unknown SM activity: not judged
+    const bool parked = p.v <= th.idle_util && u >= th.idle_memory_bytes;
+    if (spinning || parked) {
+      if (since == INT64_MAX) since = p.t_ms;
+    } else {
+      since = INT64_MAX;
+    }
+  }
+  if (since == INT64_MAX || util.back().t_ms - since + median_step_ms(util) < th.default_for_ms) return INT64_MAX;
+  return since;
+}
+
+void explain_jobs(const SignalSet& set, const std::vector<JobGroup>& jobs, const Thresholds& th, Report& report) {
+  // The report's hosts are in the set's order (diagnose()), one per host.
+  auto gpu_at = [&](size_t h, const std::string& index) -> GpuReport* {
+    if (h >= report.hosts.size()) return nullptr;
+    for (GpuReport& g : report.hosts[h].gpus) {
+      if (g.gpu == index) return &g;
+    }
+    return nullptr;
+  };
+  for (const JobGroup& job : jobs) {
+    JobReport jr;
+    jr.job = job.job;
+    jr.source = job.source;
+    std::set<size_t> hosts;
+    for (const auto& [h, index] : job.gpus) {
+      jr.gpus.push_back(set.hosts[h].name + "/" + index);
+      hosts.insert(h);
+    }
+    jr.hosts = hosts.size();
+    const JobFault fault = job_fault(set, job);
+    if (fault.found) {
+      jr.has_root = true;
+      jr.root = {set.hosts[fault.host].name, fault.gpu, "hardware_errors", fault.ms};
+    } else {
+      // The straggler: the longest firing slow-down the whole job does not share.
+      const Finding* best = nullptr;
+      std::pair<size_t, std::string> where;
       for (std::string_view cause : {"thermal_throttle", "power_cap", "pcie_link_degraded"}) {
-        const Finding* root = firing(*root_gpu, cause);
-        if (root == nullptr || !root->explained_by.cause.empty()) continue;
-        for (const std::string& peer : job) {
-          if (peer == slow || !by_index.count(peer)) continue;
-          GpuReport& p = *by_index[peer];
-          if (firing(p, cause) != nullptr) continue;  // throttled itself: its own cause
-          for (Finding& f : p.findings) {
-            if (f.state != State::kFiring || (f.cause != "idle" && f.cause != "communication")) continue;
-            if (!overlap(f, *root)) continue;
-            mark(f, *root, slow, "GPU " + slow + " of the same job is slowed (" + std::string(cause) +
-                                     "); a synchronous job waits for its slowest GPU");
+        size_t holding = 0;
+        const Finding* longest = nullptr;
+        std::pair<size_t, std::string> at;
+        for (const auto& [h, index] : job.gpus) {
+          GpuReport* g = gpu_at(h, index);
+          const Finding* f = g ? firing(*g, cause) : nullptr;
+          if (f == nullptr || !f->explained_by.cause.empty()) continue;
+          ++holding;
+          if (longest == nullptr || f->held_ms > longest->held_ms) { longest = f; at = {h, index}; }
+        }
+        if (longest == nullptr || holding == job.gpus.size()) continue;
+        if (best == nullptr || longest->held_ms > best->held_ms) { best = longest; where = at; }
+      }
+      if (best != nullptr) {
+        jr.has_root = true;
+        jr.root = {set.hosts[where.first].name, where.second, best->cause, best->since_ms};
+        const std::string host = set.hosts[where.first].name;
+        for (const auto& [h, index] : job.gpus) {
+          GpuReport* p = gpu_at(h, index);
+          if (p == nullptr || (h == where.first && index == where.second)) continue;
+          if (firing(*p, best->cause) != nullptr) continue;  // slowed itself: its own cause
+          for (Finding& f : p->findings) {
+            if (f.state != State::kFiring || !f.explained_by.cause.empty()) continue;
+            if (f.cause != "idle" && f.cause != "communication" && f.cause != "small_batch") continue;
+            if (!overlap(f, *best)) continue;
+            f.explained_by = {best->cause, where.second,
+                              waiting_for(host, where.second, best->cause) +
+                                  ": a synchronous job runs at the speed of its slowest GPU",
+                              host};
           }
         }
       }
     }
+    if (!jr.has_root && job.gpus.size() >= 2) {
+      // Every rank stuck: a hang of the job, from when the last one stopped.
+      bool all = true;
+      int64_t last = INT64_MIN, first = INT64_MAX;
+      for (const auto& [h, index] : job.gpus) {
+        int64_t since = INT64_MAX;
+        for (const GpuSignals& g : set.hosts[h].gpus) {
+          if (g.index == index) since = stuck_since_ms(set.hosts[h], g, th);
+        }
+        if (since == INT64_MAX) { all = false; break; }
+        last = std::max(last, since);
+        if (since < first) {
+          first = since;
+          jr.hang.host = set.hosts[h].name;
+          jr.hang.gpu = index;
+        }
+      }
+      if (all) {
+        jr.hung = true;
+        jr.hang.cause = "hang";
+        jr.hang.since_ms = last;
+        // Stopped at the same moment: no rank is visibly first.
+        if (first == last) {
+          jr.hang.host.clear();
+          jr.hang.gpu.clear();
+        }
+      }
+    }
+    report.jobs.push_back(std::move(jr));
   }
-  for (GpuReport& g : report.gpus) order(g);
+  // A finding another GPU explains gives no advice of its own.
+  for (HostReport& h : report.hosts) {
+    for (GpuReport& g : h.gpus) {
+      for (Finding& f : g.findings) {
+        if (f.explained_by.host.empty()) continue;
+        f.action = "None of its own: " + waiting_for(f.explained_by.host, f.explained_by.gpu, f.explained_by.cause) +
+                   "; fix that first.";
+      }
+      order(g);
+    }
+  }
 }
 
 }  // namespace gpulens::diagnose

@@ -90,6 +90,8 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["gpu_topology_info"] = {{.kind = K::kPeerPath}};
     t["gpu_cpu_affinity_info"] = {{.kind = K::kLocalCpus}};
     t["host_gpu_process_affinity_info"] = {{.kind = K::kProcess}};
+    t["gpu_job_info"] = {{.kind = K::kJob}};
+    t["kube_pod_labels"] = {{.kind = K::kPodLabels}};
     t["host_pressure_cpu_waiting_seconds_total"] = {host(H::kPsiCpu, true)};
     t["host_pressure_io_waiting_seconds_total"] = {host(H::kPsiIo, true)};
     t["host_disk_io_time_seconds_total"] = {host(H::kDiskBusy, true)};
@@ -326,6 +328,19 @@ bool SignalSetBuilder::add_for_host(std::string_view host_name, std::string_view
     min_t_ = std::min(min_t_, points.front().t_ms);
     max_t_ = std::max(max_t_, points.back().t_ms);
   }
+  if (bindings[0].kind == K::kPodLabels) {
+    // kube-state-metrics runs anywhere: its pods are joined by namespace/pod, not host.
+    const std::string_view ns = label_of(labels, "namespace"), pod = label_of(labels, "pod");
+    for (std::string_view owner : {"label_training_kubeflow_org_job_name", "label_jobset_sigs_k8s_io_jobset_name",
+                                   "label_batch_kubernetes_io_job_name", "label_leaderworkerset_sigs_k8s_io_name"}) {
+      const std::string_view job = label_of(labels, owner);
+      if (!job.empty() && !pod.empty()) {
+        pod_jobs_[std::string(ns) + "/" + std::string(pod)] = std::string(ns) + "/" + std::string(job);
+        break;
+      }
+    }
+    return true;
+  }
   HostAcc& h = hosts_[std::string(host_name)];
   // The last binding (most series have one) takes the points without a copy.
   for (size_t i = 0; i + 1 < bindings.size(); ++i) feed(h, bindings[i], labels, points, already_rate);
@@ -353,6 +368,10 @@ SignalSetBuilder::GpuAcc& SignalSetBuilder::gpu_of(HostAcc& h, LabelSpan labels)
     if (u.empty()) u = label_of(labels, "gpu_uuid");
     if (u.empty()) u = label_of(labels, "uuid");
     g.uuid = u;
+  }
+  if (g.pod.empty()) {
+    const std::string_view pod = label_of(labels, "pod");
+    if (!pod.empty()) g.pod = std::string(label_of(labels, "namespace")) + "/" + std::string(pod);
   }
   if (g.model.empty()) {
     std::string_view m = label_of(labels, "modelName");
@@ -382,6 +401,11 @@ void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, Seri
     case K::kGpu: {
       GpuAcc& g = gpu_of(h, labels);
       const auto sig = static_cast<GpuSig>(b.sig);
+      if (const std::string_view job = label_of(labels, "hpc_job"); !job.empty() && !s.empty()) {
+        // dcgm-exporter's HPC job mapping (--hpc-job-mapping-dir): a Slurm job.
+        auto& seen = g.jobs[std::string(job)];
+        seen = {std::max(seen.first, s.back().t_ms), "slurm"};
+      }
       const std::string_view pid = label_of(labels, "pid");
       if (!pid.empty() && (sig == GpuSig::kFragmentation || sig == GpuSig::kExternalFragmentation ||
                            sig == GpuSig::kAllocRetryRate || sig == GpuSig::kAllocOomRate)) {
@@ -445,6 +469,16 @@ void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, Seri
     case K::kTritonCount: h.triton_count.push_back(std::move(s)); break;
     case K::kTritonSuccess: h.triton_success.push_back(std::move(s)); break;
     case K::kCarried: break;  // /metrics and history only
+    case K::kJob: {
+      const std::string_view job = label_of(labels, "job_id");
+      if (job.empty() || s.empty()) break;
+      std::string_view source = label_of(labels, "source");
+      if (source.empty()) source = "environment";
+      auto& seen = gpu_of(h, labels).jobs[std::string(job)];
+      if (s.back().t_ms >= seen.first) seen = {s.back().t_ms, std::string(source)};
+      break;
+    }
+    case K::kPodLabels: break;  // joined in add_for_host()
   }
 }
 
@@ -641,6 +675,21 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
       gs.peer_paths = std::move(g.peer_paths);
       gs.local_cpus = std::move(g.local_cpus);
       gs.mig = std::move(g.mig);
+      // The job: the one seen last (gpu_job_info, hpc_job), else the pod's owner.
+      int64_t latest = INT64_MIN;
+      for (const auto& [job, seen] : g.jobs) {
+        if (seen.first > latest) {
+          latest = seen.first;
+          gs.job = job;
+          gs.job_source = seen.second;
+        }
+      }
+      if (gs.job.empty() && !g.pod.empty()) {
+        if (auto it = pod_jobs_.find(g.pod); it != pod_jobs_.end()) {
+          gs.job = it->second;
+          gs.job_source = "kubernetes";
+        }
+      }
       for (size_t i = 0; i < kGpuSigCount; ++i) gs.sigs[i] = merge(g.parts[i], combine_of(static_cast<GpuSig>(i)));
       for (auto& [key, parts] : g.by_process) gs.by_process[key] = merge(parts, combine_of(key.first));
       for (auto& [key, parts] : g.health_watches) gs.health_watches[key] = merge(parts, Combine::kMax);

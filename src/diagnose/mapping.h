@@ -58,9 +58,12 @@ struct Binding {
   // host_gpu_process_affinity_info).
   // kCarried: a series no rule judges (sig: a CarriedSig), known here so
   // that the scrape maps it onto its catalog field by this same table.
+  // kJob: gpu_job_info{gpu, job, source} (docs/jobs.md); kPodLabels:
+  // kube-state-metrics' kube_pod_labels, whose job-owner label names the job
+  // of the GPUs a pod uses (joined by namespace/pod to the GPU series).
   enum class Kind : uint8_t {
     kGpu, kHost, kLatencyBucket, kTritonDuration, kTritonCount, kTritonSuccess, kPeerPath, kLocalCpus, kProcess,
-    kCarried
+    kCarried, kJob, kPodLabels
   };
   enum class Transform : uint8_t { kNone, kMask, kEventCode };
   Kind kind = Kind::kGpu;
@@ -116,6 +119,8 @@ class SignalSetBuilder {
  private:
   struct GpuAcc {
     std::string uuid, model;
+    std::map<std::string, std::pair<int64_t, std::string>> jobs;  // job -> (latest time seen, source)
+    std::string pod;  // "namespace/pod" of dcgm-exporter's pod mapping
     MigInstance mig;
     std::map<std::string, std::string> peer_paths;
     std::string local_cpus;
@@ -140,6 +145,7 @@ class SignalSetBuilder {
   void feed(HostAcc& host, const Binding& b, LabelSpan labels, Series points, bool already_rate);
 
   std::map<std::string, HostAcc> hosts_;
+  std::map<std::string, std::string> pod_jobs_;  // "namespace/pod" -> job (kube_pod_labels)
   size_t unknown_ = 0;
   size_t known_ = 0;
   int64_t min_t_ = INT64_MAX;

@@ -135,6 +135,10 @@ std::string report_json(const Report& r) {
           json_string(o, fi.explained_by.gpu);
           o += ",\"why\":";
           json_string(o, fi.explained_by.why);
+          if (!fi.explained_by.host.empty()) {
+            o += ",\"host\":";
+            json_string(o, fi.explained_by.host);
+          }
           o += '}';
         }
         o += ",\"periods\":[";
@@ -171,6 +175,57 @@ std::string report_json(const Report& r) {
       o += "]}";
     }
     o += "]}";
+  }
+  o += "],\"jobs\":[";
+  for (size_t j = 0; j < r.jobs.size(); ++j) {
+    const JobReport& job = r.jobs[j];
+    if (j) o += ',';
+    o += "{\"job\":";
+    json_string(o, job.job);
+    o += ",\"source\":";
+    json_string(o, job.source);
+    o += ",\"gpus\":[";
+    for (size_t g = 0; g < job.gpus.size(); ++g) {
+      if (g) o += ',';
+      json_string(o, job.gpus[g]);
+    }
+    o += "],\"hosts\":";
+    json_number(o, static_cast<double>(job.hosts));
+    o += ",\"root\":";
+    if (!job.has_root) {
+      o += "null";
+    } else {
+      o += "{\"host\":";
+      json_string(o, job.root.host);
+      o += ",\"gpu\":";
+      json_string(o, job.root.gpu);
+      o += ",\"cause\":";
+      json_string(o, job.root.cause);
+      o += ",\"since\":";
+      json_string(o, format_rfc3339(job.root.since_ms));
+      o += '}';
+    }
+    o += ",\"hang\":";
+    if (!job.hung) {
+      o += "null";
+    } else {
+      o += "{\"since\":";
+      json_string(o, format_rfc3339(job.hang.since_ms));
+      o += ",\"first\":";
+      if (job.hang.gpu.empty()) {
+        o += "null";
+      } else {
+        o += "{\"host\":";
+        json_string(o, job.hang.host);
+        o += ",\"gpu\":";
+        json_string(o, job.hang.gpu);
+        o += '}';
+      }
+      o += '}';
+    }
+    o += ",\"waste_gpu_hours\":";
+    json_number(o, hours(job.waste_gpu_seconds));
+    o += '}';
   }
   o += "],\"window\":{\"from\":";
   json_string(o, format_rfc3339(r.from_ms));

@@ -54,7 +54,7 @@ Finding finding_of(element f) {
     for (element e : ev) out.evidence.push_back({str(e, "signal"), number(e, "value"), number(e, "threshold"), str(e, "detail")});
   }
   element by;
-  if (!f["explained_by"].get(by) && by.is_object()) out.explained_by = {str(by, "cause"), str(by, "gpu"), str(by, "why")};
+  if (!f["explained_by"].get(by) && by.is_object()) out.explained_by = {str(by, "cause"), str(by, "gpu"), str(by, "why"), str(by, "host")};
   simdjson::dom::array periods;
   if (!f["periods"].get(periods)) {
     for (element p : periods) out.periods.emplace_back(time_ms(p, "from"), time_ms(p, "to"));
@@ -113,6 +113,39 @@ Result<Report> report_from_json(std::string_view json, std::string_view what) {
       hr.gpus.push_back(std::move(gr));
     }
     r.hosts.push_back(std::move(hr));
+  }
+  simdjson::dom::array jobs;
+  if (!doc["jobs"].get(jobs)) {
+    for (element j : jobs) {
+      JobReport jr;
+      jr.job = str(j, "job");
+      jr.source = str(j, "source");
+      simdjson::dom::array gpus;
+      if (!j["gpus"].get(gpus)) {
+        for (element g : gpus) {
+          std::string_view v;
+          if (!g.get(v)) jr.gpus.emplace_back(v);
+        }
+      }
+      const double hosts_n = number(j, "hosts");
+      jr.hosts = std::isfinite(hosts_n) && hosts_n > 0 ? static_cast<size_t>(hosts_n) : 0;
+      if (element root; !j["root"].get(root) && root.is_object()) {
+        jr.has_root = true;
+        jr.root = {str(root, "host"), str(root, "gpu"), str(root, "cause"), time_ms(root, "since")};
+      }
+      if (element hang; !j["hang"].get(hang) && hang.is_object()) {
+        jr.hung = true;
+        jr.hang.cause = "hang";
+        jr.hang.since_ms = time_ms(hang, "since");
+        if (element first; !hang["first"].get(first) && first.is_object()) {
+          jr.hang.host = str(first, "host");
+          jr.hang.gpu = str(first, "gpu");
+        }
+      }
+      const double w = number(j, "waste_gpu_hours");
+      jr.waste_gpu_seconds = std::isfinite(w) ? w * 3600 : 0;
+      r.jobs.push_back(std::move(jr));
+    }
   }
   element by_cause;
   if (!doc["waste"]["by_cause"].get(by_cause) && by_cause.is_object()) {

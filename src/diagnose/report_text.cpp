@@ -3,6 +3,7 @@
 // when each cause held, and the waste summary.
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -79,7 +80,8 @@ void host_text(const HostReport& host, const Style& st, std::string& o) {
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::vector<std::string>>> downstream;
   for (const GpuReport& g : host.gpus) {
     for (const Finding& f : g.findings) {
-      if (!f.explained_by.cause.empty() && f.explained_by.gpu != g.gpu) {
+      if (!f.explained_by.cause.empty() && f.explained_by.gpu != g.gpu &&
+          (f.explained_by.host.empty() || f.explained_by.host == host.host)) {
         downstream[{f.explained_by.gpu, f.explained_by.cause}][f.cause].push_back(g.gpu);
       }
     }
@@ -131,13 +133,16 @@ void host_text(const HostReport& host, const Style& st, std::string& o) {
         held = std::max(held, x->findings[i].held_ms);
       }
       const std::string ev = evidence_text(group, i);
-      const bool local = !f.explained_by.cause.empty() && f.explained_by.gpu == g.gpu;
+      const bool local = !f.explained_by.cause.empty() && f.explained_by.gpu == g.gpu && f.explained_by.host.empty();
       if (!f.explained_by.cause.empty()) {
         // A consequence: indented under its root (same GPU) or naming it.
         const std::string in = local ? "      " : "    ";
         o += in + st.dim + "\u21b3 " + st.reset + f.cause + " (" + f.layer + ", " +
-             std::string(severity_name(f.severity)) + ")  held " + human(held) + ": consequence of " +
-             f.explained_by.cause + (local ? "" : " on GPU " + f.explained_by.gpu) + ": " + f.explained_by.why + "\n";
+             std::string(severity_name(f.severity)) + ")  held " + human(held) + ": " +
+             (f.explained_by.host.empty() ? "consequence of " + f.explained_by.cause +
+                                                (local ? "" : " on GPU " + f.explained_by.gpu) + ": "
+                                          : std::string("not its own: ")) +
+             f.explained_by.why + "\n";
         if (!ev.empty()) o += in + "  evidence: " + ev + "\n";
         continue;
       }
@@ -171,6 +176,45 @@ void host_text(const HostReport& host, const Style& st, std::string& o) {
   if (quiet) o += "  " + std::to_string(quiet) + " GPU(s) with no findings\n";
   for (const auto& [cause, reason] : common) {
     o += std::string("  ") + st.dim + "not assessed (all GPUs): " + cause + ": " + reason + st.reset + "\n";
+  }
+}
+
+// The jobs first: each job with a root cause, the number of the others.
+void jobs_text(const Report& r, const Style& st, std::string& o) {
+  constexpr size_t kListed = 20;
+  size_t listed = 0, quiet = 0, quiet_gpus = 0;
+  std::string lines;
+  for (const JobReport& j : r.jobs) {
+    if (!j.has_root && !j.hung && (j.source == "host" || listed >= kListed)) {
+      ++quiet;
+      quiet_gpus += j.gpus.size();
+      continue;
+    }
+    ++listed;
+    lines += "  job " + j.job + (j.source == "host" ? " (the GPUs of one host)" : " (" + j.source + ")") + ", " +
+             std::to_string(j.gpus.size()) + " GPU" + (j.gpus.size() == 1 ? "" : "s") + " on " +
+             std::to_string(j.hosts) + " host" + (j.hosts == 1 ? "" : "s") + ": ";
+    if (j.has_root) {
+      lines += std::string(j.root.cause == "hardware_errors" ? "stopped" : "slowed") + " by GPU " + j.root.gpu +
+               " of " + j.root.host + ", " + st.bold + j.root.cause + st.reset + ", since " +
+               format_rfc3339(j.root.since_ms);
+    } else if (j.hung) {
+      lines += std::string(st.bold) + "hung" + st.reset + " since " + format_rfc3339(j.hang.since_ms) +
+               " (every GPU busy with idle SMs and no NVLink/InfiniBand traffic, or idle with memory held" +
+               (j.hang.gpu.empty() ? std::string(")")
+                                   : "; the first stuck: GPU " + j.hang.gpu + " of " + j.hang.host + ")");
+    } else {
+      lines += "no root cause across the job";
+    }
+    char b[64];
+    std::snprintf(b, sizeof b, "; %.1f GPU-hours lost\n", hours(j.waste_gpu_seconds));
+    lines += r.point_in_time ? "\n" : b;
+  }
+  if (lines.empty()) return;
+  o += "\n" + std::string(st.bold) + "jobs" + st.reset + "\n" + lines;
+  if (quiet) {
+    o += "  " + std::to_string(quiet) + " other job" + (quiet == 1 ? "" : "s") + " (" + std::to_string(quiet_gpus) +
+         " GPUs) with no root cause across the job\n";
   }
 }
 
@@ -222,6 +266,7 @@ std::string report_text(const Report& r, bool colour) {
          " GPUs on " + std::to_string(r.hosts.size()) + " hosts)\n";
   }
   for (const std::string& w : r.input_warnings) o += std::string(st.yellow) + "warning: " + st.reset + w + "\n";
+  jobs_text(r, st, o);
   for (const HostReport& host : r.hosts) host_text(host, st, o);
   if (r.point_in_time) {
     o += "\n" + std::string(st.bold) + "waste" + st.reset + ": not computed from one point in time\n";

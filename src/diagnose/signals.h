@@ -134,6 +134,11 @@ struct GpuSignals {
   std::map<std::string, std::string> peer_paths;  // peer index -> path
   std::string local_cpus;
   MigInstance mig;    // set on a MIG instance
+  // The training job the GPU runs (docs/jobs.md): its id and where that came
+  // from ("slurm", "kubernetes", "environment"); empty: no job information,
+  // the GPU counts in its host's job.
+  std::string job;
+  std::string job_source;
   std::array<Series, kGpuSigCount> sigs;
   Series& sig(GpuSig s) { return sigs[static_cast<size_t>(s)]; }
   const Series& sig(GpuSig s) const { return sigs[static_cast<size_t>(s)]; }

@@ -257,7 +257,11 @@ void finding_lines(const TopModel& m, const ViewOptions& o, std::vector<std::str
           l.add("since " + clock_of(f.since_ms) + " (" + diagnose::human(f.held_ms) + ")  ");
         }
         if (!f.explained_by.cause.empty()) {
-          l.add("from " + f.explained_by.cause + " on GPU " + f.explained_by.gpu + "  ", kDim);
+          l.add(f.explained_by.host.empty()
+                    ? "from " + f.explained_by.cause + " on GPU " + f.explained_by.gpu + "  "
+                    : "waiting for GPU " + f.explained_by.gpu + " of " + f.explained_by.host + " (" +
+                          f.explained_by.cause + ")  ",
+                kDim);
         }
         // Two numbers of evidence (a flag that merely repeats the cause says nothing).
         size_t first = !f.evidence.empty() && f.evidence[0].signal == f.cause ? 1 : 0;

@@ -145,7 +145,7 @@ Scenario read_scenario(const YAML::Node& root, const std::string& origin) {
               Fault f;
               r.map(v[i], path,
                     {{"kind", [&](const YAML::Node& x) {
-                        f.kind = r.choice(x, path + ".kind", {"thermal", "power_cap", "xid", "link_degraded", "idle_gpu"});
+                        f.kind = r.choice(x, path + ".kind", {"thermal", "power_cap", "xid", "link_degraded", "idle_gpu", "hang"});
                       }},
                      {"gpu", [&](const YAML::Node& x) { f.gpu = r.integer(x, path + ".gpu", 0, 63); }},
                      {"after", [&](const YAML::Node& x) { f.after_ms = r.duration(x, path + ".after"); }},

@@ -19,6 +19,7 @@ using sim::Workload;
 
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kGB = 1e9;
+constexpr int kNoGpuLost = -2;  // the job stalls with no GPU lost (fault kind hang)
 
 uint64_t mix(uint64_t x) {  // splitmix64 finaliser
   x += 0x9e3779b97f4a7c15ULL;
@@ -116,14 +117,16 @@ class SimSource final : public Source {
     // run whenever it starts.
     const int64_t second = (now - start_ms_) / 1000;
 
-    // A GPU lost to an XID 79 stalls the whole job on the node.
+    // A GPU lost to an XID 79 stalls the whole job on the node; a hang
+    // (kind hang: a collective that never completes) stalls every GPU.
     int lost_gpu = -1;
     for (const auto& fault : s_.faults) {
       if (fault.kind == "xid" && fault.xid == 79 && elapsed >= fault.after_ms) lost_gpu = fault.gpu;
+      if (fault.kind == "hang" && elapsed >= fault.after_ms && lost_gpu < 0) lost_gpu = kNoGpuLost;
     }
     double node_duty = 0;
     for (int g = 0; g < s_.gpus; ++g) node_duty += sample_gpu(f, g, w, elapsed, second, dt, lost_gpu);
-    sample_node(f, w, node_duty / s_.gpus, second, dt, lost_gpu >= 0);
+    sample_node(f, w, node_duty / s_.gpus, second, dt, lost_gpu >= 0 || lost_gpu == kNoGpuLost);
     // The simulated processes' allocator values go through the push
     // receiver's parser and GPU join, as a real process's pushes do.
     for (int g = 0; g < s_.gpus; ++g) {
@@ -197,7 +200,7 @@ class SimSource final : public Source {
     const auto& m = s_.model;
     auto n = [&](int channel) { return noise(seed_, g, channel, second); };
     const bool lost = g == lost_gpu;
-    const bool stalled = lost_gpu >= 0 && !lost;
+    const bool stalled = (lost_gpu >= 0 || lost_gpu == kNoGpuLost) && !lost;
     if (fault(g, "idle_gpu", elapsed)) {
       w.duty = w.sm_efficiency = w.tensor = w.dram = w.fp32 = w.fp16 = w.fp64 = 0;
       w.h2d_gbps = w.d2h_gbps = w.nvlink_gbps = 0;

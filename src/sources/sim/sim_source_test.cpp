@@ -95,6 +95,18 @@ TEST(SimSource, XidLosesOneGpuAndStallsPeers) {
   EXPECT_LT(r.get(FieldId::kGpuSmActive, 3), 0.05);
 }
 
+TEST(SimSource, HangStallsEveryGpuWithNoneLost) {
+  SimRun r("nccl-hang");
+  r.advance(120'000, 10'000);
+  EXPECT_GT(r.get(FieldId::kGpuSmActive, 0), 0.5);  // before the hang
+  r.advance(300'000, 10'000);
+  for (int g = 0; g < 8; ++g) {
+    EXPECT_EQ(r.get(FieldId::kGpuUp, g), 1);
+    EXPECT_GT(r.get(FieldId::kGpuUtilization, g), 0.9);
+    EXPECT_LT(r.get(FieldId::kGpuSmActive, g), 0.05);
+  }
+}
+
 TEST(SimSource, ThermalFaultOnlyOnItsGpu) {
   SimRun r("thermal-throttle-one-gpu");
   r.advance(120'000, 10'000);

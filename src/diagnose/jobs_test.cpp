@@ -1,0 +1,427 @@
+// Jobs across hosts: one root cause per job (a lost GPU, a straggler), the
+// peers' symptoms its consequences, each rule with both sides.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "diagnose/engine.h"
+#include "diagnose/explain.h"
+#include "diagnose/mapping.h"
+#include "diagnose/report.h"
+#include "diagnose/report_parse.h"
+
+namespace gpulens::diagnose {
+namespace {
+
+constexpr int kPoints = 81;  // 15 s x 81 = 20 min
+constexpr int64_t kStep = 15'000;
+constexpr int kFault = 8;    // the point where a GPU fails (2 min in)
+
+Series flat(double v) {
+  Series s;
+  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, v});
+  return s;
+}
+Series steps(double before, double after, int at) {
+  Series s;
+  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, i < at ? before : after});
+  return s;
+}
+
+GpuSignals busy_gpu(const std::string& index, const std::string& job = "", const std::string& source = "") {
+  GpuSignals g;
+  g.index = index;
+  g.model = "NVIDIA H100 80GB HBM3";
+  g.job = job;
+  g.job_source = source;
+  g.sig(GpuSig::kGpuUtil) = flat(0.95);
+  g.sig(GpuSig::kSmActive) = flat(0.85);
+  g.sig(GpuSig::kSmOccupancy) = flat(0.5);
+  g.sig(GpuSig::kFbUsed) = flat(60e9);
+  g.sig(GpuSig::kFbFree) = flat(20e9);
+  g.sig(GpuSig::kThermalThrottle) = flat(0);
+  g.sig(GpuSig::kLastXid) = flat(0);
+  g.sig(GpuSig::kGpuUp) = flat(1);
+  return g;
+}
+
+// A peer of a lost GPU as NCCL leaves it: util 100 %, SMs idle, nothing moves.
+void stalled_from(GpuSignals& g, int at) {
+  g.sig(GpuSig::kGpuUtil) = steps(0.95, 1.0, at);
+  g.sig(GpuSig::kSmActive) = steps(0.85, 0.02, at);
+  g.sig(GpuSig::kSmOccupancy) = steps(0.5, 0.011, at);
+}
+
+void lost_at(GpuSignals& g, int at) {
+  g.sig(GpuSig::kGpuUtil).resize(static_cast<size_t>(at));
+  g.sig(GpuSig::kSmActive).resize(static_cast<size_t>(at));
+  g.sig(GpuSig::kSmOccupancy).resize(static_cast<size_t>(at));
+  g.sig(GpuSig::kLastXid) = steps(0, 79, at);
+  g.sig(GpuSig::kGpuUp) = steps(1, 0, at);
+}
+
+ProcessPlacement proc(const std::string& pid, const std::string& gpu) {
+  return ProcessPlacement{.pid = pid, .gpu = gpu, .cpus = "0-95", .numa_nodes = "0-1", .present = flat(1)};
+}
+
+HostSignals host(const std::string& name, std::vector<GpuSignals> gpus, bool ddp_processes = false) {
+  HostSignals h;
+  h.name = name;
+  if (ddp_processes) {
+    for (const GpuSignals& g : gpus) h.processes.push_back(proc(std::to_string(1000 + h.processes.size()), g.index));
+  }
+  h.gpus = std::move(gpus);
+  h.sig(HostSig::kCpuBusy) = flat(0.3);
+  return h;
+}
+
+Report run(std::vector<HostSignals> hosts) {
+  SignalSet set;
+  set.hosts = std::move(hosts);
+  set.to_ms = (kPoints - 1) * kStep;
+  return diagnose(set, {});
+}
+
+const GpuReport& gpu(const Report& r, size_t h, size_t g) { return r.hosts.at(h).gpus.at(g); }
+
+// The xid-79 scenario's shape: eight GPUs, one DDP process each, GPU 4 lost.
+std::vector<GpuSignals> xid79_gpus(bool fault) {
+  std::vector<GpuSignals> gpus;
+  for (int i = 0; i < 8; ++i) {
+    GpuSignals g = busy_gpu(std::to_string(i));
+    if (fault && i == 4) lost_at(g, kFault);
+    else stalled_from(g, kFault);  // without the fault: the same look, no explanation
+    gpus.push_back(g);
+  }
+  return gpus;
+}
+
+TEST(Jobs, LostGpuExplainsEveryPeerOfItsHostJob) {
+  const Report r = run({host("sim-h100-5", xid79_gpus(true), /*ddp_processes=*/true)});
+  const std::string text = report_text(r, false);
+  ASSERT_EQ(r.jobs.size(), 1u) << text;
+  EXPECT_EQ(r.jobs[0].job, "sim-h100-5");
+  EXPECT_EQ(r.jobs[0].source, "host");
+  EXPECT_EQ(r.jobs[0].gpus.size(), 8u);
+  ASSERT_TRUE(r.jobs[0].has_root);
+  EXPECT_EQ(r.jobs[0].root.gpu, "4");
+  EXPECT_EQ(r.jobs[0].root.cause, "hardware_errors");
+  EXPECT_EQ(r.jobs[0].root.since_ms, kFault * kStep);
+  for (const GpuReport& g : r.hosts[0].gpus) {
+    if (g.gpu == "4") {
+      ASSERT_FALSE(g.findings.empty());
+      EXPECT_EQ(g.findings[0].cause, "hardware_errors");
+      continue;
+    }
+    ASSERT_FALSE(g.findings.empty()) << "GPU " << g.gpu << "\n" << text;
+    for (const Finding& f : g.findings) {
+      // Only consequences: no advice of their own.
+      EXPECT_EQ(f.explained_by.cause, "hardware_errors") << "GPU " << g.gpu << " " << f.cause << "\n" << text;
+      EXPECT_EQ(f.explained_by.gpu, "4");
+      EXPECT_EQ(f.explained_by.host, "sim-h100-5");
+      EXPECT_NE(f.explained_by.why.find("waiting for GPU 4 of sim-h100-5 (hardware_errors)"), std::string::npos);
+      EXPECT_EQ(f.action.find("Larger batches"), std::string::npos) << f.action;
+    }
+  }
+  // The waste is charged to the hardware, none to the batch size.
+  EXPECT_EQ(r.waste_by_cause.count("small_batch"), 0u) << text;
+  ASSERT_TRUE(r.waste_by_cause.count("hardware_errors"));
+  double total = 0;
+  for (const auto& [cause, s] : r.waste_by_cause) total += s;
+  EXPECT_GT(r.waste_by_cause.at("hardware_errors"), 0.95 * total);
+  EXPECT_NEAR(r.jobs[0].waste_gpu_seconds, total, 1e-6);
+  EXPECT_EQ(text.find("fixing the batch size"), std::string::npos) << text;
+  EXPECT_NE(text.find("fixing the hardware is worth"), std::string::npos) << text;
+  // The jobs section comes first and names the root.
+  const size_t jobs = text.find("\njobs\n");
+  ASSERT_NE(jobs, std::string::npos) << text;
+  EXPECT_LT(jobs, text.find("\nhost sim-h100-5"));
+  EXPECT_NE(text.find("job sim-h100-5 (the GPUs of one host), 8 GPUs on 1 host: stopped by GPU 4 of sim-h100-5, "
+                      "hardware_errors"),
+            std::string::npos)
+      << text;
+}
+
+TEST(Jobs, WithoutTheFaultTheSameStallIsItsOwnFinding) {
+  const Report r = run({host("sim-h100-5", xid79_gpus(false), true)});
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_FALSE(r.jobs[0].has_root);
+  const GpuReport& g = gpu(r, 0, 0);
+  ASSERT_FALSE(g.findings.empty()) << report_text(r, false);
+  EXPECT_EQ(g.findings[0].cause, "small_batch");
+  EXPECT_TRUE(g.findings[0].explained_by.cause.empty());
+  EXPECT_GT(r.waste_by_cause.count("small_batch"), 0u);
+  EXPECT_NE(report_json(r).find("\"root\":null"), std::string::npos);
+  // Every rank spins with idle SMs and nothing moves: the job hangs.
+  EXPECT_TRUE(r.jobs[0].hung);
+  EXPECT_EQ(r.jobs[0].hang.since_ms, kFault * kStep);
+  EXPECT_TRUE(r.jobs[0].hang.gpu.empty());  // all stopped at once: none is first
+}
+
+TEST(Jobs, EveryRankStuckAcrossHostsIsAHangOfTheJob) {
+  std::vector<GpuSignals> a, b;
+  for (int i = 0; i < 2; ++i) {
+    a.push_back(busy_gpu(std::to_string(i), "81234", "slurm"));
+    stalled_from(a.back(), kFault);
+    b.push_back(busy_gpu(std::to_string(i), "81234", "slurm"));
+    stalled_from(b.back(), kFault);
+  }
+  stalled_from(b[1], kFault - 4);  // this rank stopped first
+  // A rank that exited but holds its memory counts as stuck too.
+  a[1].sig(GpuSig::kGpuUtil) = steps(0.95, 0, kFault);
+  const Report r = run({host("trn-k01", a), host("trn-k02", b)});
+  const std::string text = report_text(r, false);
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_FALSE(r.jobs[0].has_root);
+  ASSERT_TRUE(r.jobs[0].hung) << text;
+  EXPECT_EQ(r.jobs[0].hang.since_ms, kFault * kStep);
+  EXPECT_EQ(r.jobs[0].hang.host, "trn-k02");
+  EXPECT_EQ(r.jobs[0].hang.gpu, "1");
+  EXPECT_NE(text.find("job 81234 (slurm), 4 GPUs on 2 hosts: hung since"), std::string::npos) << text;
+  EXPECT_NE(text.find("the first stuck: GPU 1 of trn-k02"), std::string::npos) << text;
+  const std::string json = report_json(r);
+  EXPECT_NE(json.find("\"hang\":{\"since\":"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"first\":{\"host\":\"trn-k02\",\"gpu\":\"1\"}"), std::string::npos) << json;
+  Result<Report> back = report_from_json(json, "test");
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->jobs.at(0).hung);
+  EXPECT_EQ(back->jobs[0].hang.gpu, "1");
+}
+
+TEST(Jobs, ARankStillWorkingOrTrafficStillFlowingIsNoHang) {
+  std::vector<GpuSignals> a;
+  for (int i = 0; i < 3; ++i) {
+    a.push_back(busy_gpu(std::to_string(i), "81234", "slurm"));
+    stalled_from(a.back(), kFault);
+  }
+  a[2] = busy_gpu("2", "81234", "slurm");  // still computing
+  Report r = run({host("n1", a)});
+  EXPECT_FALSE(r.jobs.at(0).hung) << report_text(r, false);
+  a[2] = busy_gpu("2", "81234", "slurm");
+  stalled_from(a[2], kFault);
+  a[2].sig(GpuSig::kNvlinkUtil) = flat(0.4);  // SMs idle but collectives move data
+  r = run({host("n1", a)});
+  EXPECT_FALSE(r.jobs.at(0).hung);
+  a[2].sig(GpuSig::kNvlinkUtil) = flat(0);
+  r = run({host("n1", a)});
+  EXPECT_TRUE(r.jobs.at(0).hung);  // the same job once the traffic stops
+  EXPECT_EQ(report_json(r).find("\"hang\":null"), std::string::npos);
+}
+
+TEST(Jobs, LostGpuOnOneHostExplainsTheRanksOnAnother) {
+  std::vector<GpuSignals> a, b;
+  for (int i = 0; i < 2; ++i) {
+    a.push_back(busy_gpu(std::to_string(i), "81234", "slurm"));
+    stalled_from(a.back(), kFault);
+    b.push_back(busy_gpu(std::to_string(i), "81234", "slurm"));
+  }
+  lost_at(b[1], kFault);
+  stalled_from(b[0], kFault);
+  const Report r = run({host("trn-k01", a), host("trn-k02", b)});
+  const std::string text = report_text(r, false);
+  ASSERT_EQ(r.jobs.size(), 1u) << text;
+  EXPECT_EQ(r.jobs[0].job, "81234");
+  EXPECT_EQ(r.jobs[0].source, "slurm");
+  EXPECT_EQ(r.jobs[0].hosts, 2u);
+  EXPECT_EQ(r.jobs[0].gpus, (std::vector<std::string>{"trn-k01/0", "trn-k01/1", "trn-k02/0", "trn-k02/1"}));
+  ASSERT_TRUE(r.jobs[0].has_root);
+  EXPECT_EQ(r.jobs[0].root.host, "trn-k02");
+  EXPECT_EQ(r.jobs[0].root.gpu, "1");
+  for (size_t g = 0; g < 2; ++g) {
+    const GpuReport& peer = gpu(r, 0, g);
+    ASSERT_FALSE(peer.findings.empty()) << text;
+    for (const Finding& f : peer.findings) {
+      EXPECT_EQ(f.explained_by.host, "trn-k02") << text;
+      EXPECT_EQ(f.explained_by.gpu, "1");
+    }
+    ASSERT_FALSE(peer.notes.empty());
+    EXPECT_NE(peer.notes[0].find("GPU 1 of trn-k02 failed"), std::string::npos) << peer.notes[0];
+  }
+  EXPECT_NE(text.find("not its own: waiting for GPU 1 of trn-k02 (hardware_errors)"), std::string::npos) << text;
+  const std::string json = report_json(r);
+  EXPECT_NE(json.find("],\"jobs\":[{\"job\":\"81234\",\"source\":\"slurm\",\"gpus\":[\"trn-k01/0\","), std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"root\":{\"host\":\"trn-k02\",\"gpu\":\"1\",\"cause\":\"hardware_errors\""),
+            std::string::npos);
+  EXPECT_NE(json.find("\"why\":\"waiting for GPU 1 of trn-k02 (hardware_errors)"), std::string::npos);
+  EXPECT_NE(json.find(",\"host\":\"trn-k02\"}"), std::string::npos);
+  // Read back (diagnose --agent), the jobs survive.
+  Result<Report> back = report_from_json(json, "test");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->jobs.size(), 1u);
+  EXPECT_EQ(back->jobs[0].root.host, "trn-k02");
+  EXPECT_EQ(back->jobs[0].gpus.size(), 4u);
+  EXPECT_EQ(back->hosts[0].gpus[0].findings[0].explained_by.host, "trn-k02");
+}
+
+TEST(Jobs, ALostGpuDoesNotExplainAnotherJobOnTheSameHost) {
+  std::vector<GpuSignals> gpus;
+  for (int i = 0; i < 4; ++i) {
+    gpus.push_back(busy_gpu(std::to_string(i), i < 2 ? "job-a" : "job-b", "kubernetes"));
+    stalled_from(gpus.back(), kFault);
+  }
+  lost_at(gpus[0], kFault);
+  const Report r = run({host("n1", gpus)});
+  ASSERT_EQ(r.jobs.size(), 2u);
+  EXPECT_TRUE(r.jobs[0].has_root);   // job-a
+  EXPECT_FALSE(r.jobs[1].has_root);  // job-b
+  EXPECT_EQ(gpu(r, 0, 1).findings.at(0).explained_by.gpu, "0");
+  const GpuReport& other = gpu(r, 0, 2);
+  ASSERT_FALSE(other.findings.empty());
+  EXPECT_TRUE(other.findings[0].explained_by.cause.empty()) << report_text(r, false);
+  EXPECT_TRUE(other.notes.empty());
+}
+
+void throttled(GpuSignals& g) {
+  g.sig(GpuSig::kThermalThrottle) = flat(1);
+  g.sig(GpuSig::kSmClock) = flat(1.2e9);
+  g.sig(GpuSig::kSmClockMax) = flat(1.98e9);
+}
+void waiting_in_collectives(GpuSignals& g) {
+  g.sig(GpuSig::kSmActive) = flat(0.3);
+  g.sig(GpuSig::kNvlinkUtil) = flat(0.7);
+}
+
+TEST(Jobs, ThrottledGpuOnOneHostIsTheJobsStraggler) {
+  std::vector<GpuSignals> a, b;
+  for (int i = 0; i < 2; ++i) {
+    a.push_back(busy_gpu(std::to_string(i), "81234", "slurm"));
+    waiting_in_collectives(a.back());
+    b.push_back(busy_gpu(std::to_string(i), "81234", "slurm"));
+  }
+  throttled(b[1]);
+  waiting_in_collectives(b[0]);
+  const Report r = run({host("trn-s01", a), host("trn-s02", b)});
+  const std::string text = report_text(r, false);
+  ASSERT_EQ(r.jobs.size(), 1u);
+  ASSERT_TRUE(r.jobs[0].has_root) << text;
+  EXPECT_EQ(r.jobs[0].root.host, "trn-s02");
+  EXPECT_EQ(r.jobs[0].root.gpu, "1");
+  EXPECT_EQ(r.jobs[0].root.cause, "thermal_throttle");
+  for (const GpuReport& g : r.hosts[0].gpus) {
+    ASSERT_FALSE(g.findings.empty()) << text;
+    EXPECT_EQ(g.findings[0].cause, "communication");
+    EXPECT_EQ(g.findings[0].explained_by.cause, "thermal_throttle");
+    EXPECT_EQ(g.findings[0].explained_by.host, "trn-s02");
+    EXPECT_EQ(g.findings[0].action.rfind("None of its own", 0), 0u) << g.findings[0].action;
+  }
+  EXPECT_EQ(r.waste_by_cause.count("communication"), 0u);
+  EXPECT_NE(text.find("job 81234 (slurm), 4 GPUs on 2 hosts: slowed by GPU 1 of trn-s02, thermal_throttle"),
+            std::string::npos)
+      << text;
+}
+
+TEST(Jobs, ThrottlingSharedByTheWholeJobIsNoStraggler) {
+  std::vector<GpuSignals> a, b;
+  for (int i = 0; i < 2; ++i) {
+    a.push_back(busy_gpu(std::to_string(i), "81234", "slurm"));
+    b.push_back(busy_gpu(std::to_string(i), "81234", "slurm"));
+    throttled(a.back());
+    throttled(b.back());
+  }
+  waiting_in_collectives(a[0]);
+  const Report r = run({host("trn-s01", a), host("trn-s02", b)});
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_FALSE(r.jobs[0].has_root) << report_text(r, false);
+  for (const Finding& f : gpu(r, 0, 0).findings) EXPECT_TRUE(f.explained_by.host.empty()) << f.cause;
+}
+
+TEST(Jobs, ThrottledGpuOfAnotherJobExplainsNothing) {
+  std::vector<GpuSignals> a{busy_gpu("0", "job-a", "slurm"), busy_gpu("1", "job-b", "slurm")};
+  throttled(a[0]);
+  waiting_in_collectives(a[1]);
+  const Report r = run({host("n1", a)});
+  const GpuReport& other = gpu(r, 0, 1);
+  ASSERT_FALSE(other.findings.empty());
+  EXPECT_EQ(other.findings[0].cause, "communication");
+  EXPECT_TRUE(other.findings[0].explained_by.cause.empty());
+}
+
+TEST(Jobs, HostJobsWithoutJobInformation) {
+  HostSignals h = host("n1", {busy_gpu("0"), busy_gpu("1"), busy_gpu("2"), busy_gpu("3")});
+  // One process per GPU (DDP) does not split the host ...
+  for (int i = 0; i < 4; ++i) h.processes.push_back(proc(std::to_string(i + 10), std::to_string(i)));
+  EXPECT_EQ(jobs_of(h), (std::vector<std::vector<std::string>>{{"0", "1", "2", "3"}}));
+  // ... a process that drives two GPUs keeps them as a job of its own.
+  h.processes.push_back(proc("99", "2"));
+  h.processes.push_back(proc("99", "3"));
+  EXPECT_EQ(jobs_of(h), (std::vector<std::vector<std::string>>{{"0", "1"}, {"2", "3"}}));
+  SignalSet set;
+  set.hosts.push_back(h);
+  const std::vector<JobGroup> groups = job_groups(set);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].job, "n1:0,1");
+  EXPECT_EQ(groups[1].job, "n1:2,3");
+  EXPECT_EQ(groups[1].source, "host");
+}
+
+// --- jobs in recordings and fleets (mapping) ---------------------------------
+
+TEST(JobLabels, DcgmExportersHpcJobGroupsGpusAcrossHosts) {
+  SignalSetBuilder b;
+  for (const char* host : {"trn-k01", "trn-k02"}) {
+    for (const char* g : {"0", "1"}) {
+      const LabelPair l[] = {{"gpu", g}, {"Hostname", host}, {"hpc_job", "81234"}};
+      b.add("DCGM_FI_DEV_GPU_UTIL", l, flat(95));
+    }
+  }
+  const LabelPair other[] = {{"gpu", "0"}, {"Hostname", "trn-k03"}};
+  b.add("DCGM_FI_DEV_GPU_UTIL", other, flat(95));
+  const SignalSet set = b.build();
+  const std::vector<JobGroup> jobs = job_groups(set);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].job, "81234");
+  EXPECT_EQ(jobs[0].source, "slurm");
+  EXPECT_EQ(jobs[0].gpus.size(), 4u);
+  EXPECT_EQ(jobs[1].job, "trn-k03");  // no job information: its host's job
+  EXPECT_EQ(jobs[1].source, "host");
+}
+
+TEST(JobLabels, GpuJobInfoNamesTheJobAndItsSource) {
+  SignalSetBuilder b;
+  const LabelPair g[] = {{"gpu", "0"}, {"hostname", "n1"}};
+  const LabelPair info[] = {{"gpu", "0"}, {"hostname", "n1"}, {"job_id", "run-7"}, {"source", "environment"},
+                            {"rank", "3"}};
+  b.add("gpu_utilization_ratio", g, flat(0.9));
+  b.add("gpu_job_info", info, flat(1));
+  const SignalSet set = b.build();
+  ASSERT_EQ(set.hosts.size(), 1u);
+  ASSERT_EQ(set.hosts[0].gpus.size(), 1u);
+  EXPECT_EQ(set.hosts[0].gpus[0].job, "run-7");
+  EXPECT_EQ(set.hosts[0].gpus[0].job_source, "environment");
+  // A job the GPU ran earlier in the window gives way to the latest one.
+  SignalSetBuilder later;
+  const LabelPair old_info[] = {{"gpu", "0"}, {"hostname", "n1"}, {"job_id", "run-6"}, {"source", "slurm"}};
+  later.add("gpu_utilization_ratio", g, flat(0.9));
+  later.add("gpu_job_info", old_info, Series{{0, 1}, {kStep, 1}});
+  later.add("gpu_job_info", info, Series{{2 * kStep, 1}, {3 * kStep, 1}});
+  EXPECT_EQ(later.build().hosts.at(0).gpus.at(0).job, "run-7");
+}
+
+TEST(JobLabels, KubePodLabelsJoinByNamespaceAndPod) {
+  SignalSetBuilder b;
+  for (const char* host : {"gpu-a", "gpu-b"}) {
+    const LabelPair l[] = {{"gpu", "0"}, {"Hostname", host}, {"namespace", "ml"}, {"pod", std::string_view(host) == "gpu-a" ? "llama-worker-0" : "llama-worker-1"}};
+    b.add("DCGM_FI_DEV_GPU_UTIL", l, flat(95));
+  }
+  const LabelPair unowned[] = {{"gpu", "1"}, {"Hostname", "gpu-b"}, {"namespace", "ml"}, {"pod", "notebook"}};
+  b.add("DCGM_FI_DEV_GPU_UTIL", unowned, flat(95));
+  for (const char* pod : {"llama-worker-0", "llama-worker-1"}) {
+    const LabelPair k[] = {{"instance", "kube-state-metrics:8080"}, {"namespace", "ml"}, {"pod", pod},
+                           {"label_training_kubeflow_org_job_name", "llama"}};
+    b.add("kube_pod_labels", k, flat(1));
+  }
+  const LabelPair nb[] = {{"instance", "kube-state-metrics:8080"}, {"namespace", "ml"}, {"pod", "notebook"},
+                          {"label_app", "jupyter"}};
+  b.add("kube_pod_labels", nb, flat(1));
+  const SignalSet set = b.build();
+  ASSERT_EQ(set.hosts.size(), 2u);  // kube-state-metrics is no host of its own
+  EXPECT_EQ(set.hosts[0].gpus[0].job, "ml/llama");
+  EXPECT_EQ(set.hosts[0].gpus[0].job_source, "kubernetes");
+  EXPECT_EQ(set.hosts[1].gpus[0].job, "ml/llama");
+  EXPECT_EQ(set.hosts[1].gpus[1].job, "");  // a pod without an owner label
+}
+
+}  // namespace
+}  // namespace gpulens::diagnose
