@@ -28,6 +28,10 @@ std::string_view severity_name(Severity s) {
   return "?";
 }
 
+bool Report::simulated() const {
+  return std::any_of(hosts.begin(), hosts.end(), [](const HostReport& h) { return h.simulated; });
+}
+
 bool Report::has_findings(Severity at_least) const {
   for (const auto& h : hosts) {
     for (const auto& g : h.gpus) {
@@ -304,6 +308,8 @@ Report diagnose(const SignalSet& set, const Thresholds& th) {
   for (const HostSignals& host : set.hosts) {
     HostReport hr;
     hr.host = host.name;
+    hr.simulated = host.simulated;
+    hr.scenario = host.scenario;
     // A GPU that fails takes its job down: the moment of the first critical
     // hardware fault on the host bounds the others' windows.
     int64_t fault_ms = INT64_MAX;

@@ -169,6 +169,10 @@ struct LinkSignals {
 
 struct HostSignals {
   std::string name;
+  // The host's agent served simulated data (gpulens_simulated 1 at some
+  // sample): every report of it says so. `scenario` from its label.
+  bool simulated = false;
+  std::string scenario;
   std::vector<LinkSignals> links;  // by device
   std::vector<GpuSignals> gpus;  // ordered by index
   std::vector<ProcessPlacement> processes;  // ordered by (pid, gpu)
