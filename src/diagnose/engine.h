@@ -112,9 +112,9 @@ struct GpuReport {
 
 struct HostReport {
   std::string host;
+  std::vector<GpuReport> gpus;
   bool simulated = false;  // its data carried gpulens_simulated 1 (HostSignals::simulated)
   std::string scenario;
-  std::vector<GpuReport> gpus;
 };
 
 struct Report {

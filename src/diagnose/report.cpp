@@ -87,12 +87,6 @@ std::string report_json(const Report& r) {
     if (h) o += ',';
     o += "{\"host\":";
     json_string(o, host.host);
-    if (host.simulated) {
-      o += ",\"simulated\":true,\"scenario\":";
-      json_string(o, host.scenario);
-    } else {
-      o += ",\"simulated\":false";
-    }
     o += ",\"gpus\":[";
     for (size_t g = 0; g < host.gpus.size(); ++g) {
       const GpuReport& gpu = host.gpus[g];
@@ -195,7 +189,14 @@ std::string report_json(const Report& r) {
       }
       o += "]}";
     }
-    o += "]}";
+    o += "],\"simulated\":";
+    if (host.simulated) {
+      o += "true,\"scenario\":";
+      json_string(o, host.scenario);
+    } else {
+      o += "false";
+    }
+    o += '}';
   }
   o += "],\"simulated\":";
   o += r.simulated() ? "true" : "false";
