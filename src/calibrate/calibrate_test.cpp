@@ -12,6 +12,7 @@
 #include "calibrate/calibrate.h"
 #include "calibrate/report.h"
 #include "sources/nvml/pcie_peak.h"
+#include "util/testing/temp_dir.h"
 
 namespace gpulens {
 namespace {
@@ -19,8 +20,15 @@ namespace {
 constexpr const char* kUuid0 = "GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52";
 constexpr const char* kUuid1 = "GPU-11111111-2222-3333-4444-555555555555";
 
+// This process's own directory (ctest runs each test in a process of its
+// own), removed at exit: the scripts stay readable while the test runs.
+const std::string& own_dir() {
+  static const testing::TestDir dir;
+  return dir.path();
+}
+
 void script(const char* env, const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name + "." + std::to_string(::getpid()) + ".txt";
+  const std::string path = own_dir() + "/" + name + ".txt";
   std::ofstream(path) << text;
   setenv(env, path.c_str(), 1);
 }

@@ -25,7 +25,8 @@ int run_diagnose(int argc, char** argv) {
       "Name why each GPU is not doing useful work: input pipeline, host transfer, memory bandwidth, "
       "communication, network fallback, kernel launch, throttling, link, hardware errors, idle ... with "
       "evidence, action and the GPU time each cause wasted. Exit 0: no finding at --fail-on or above; "
-      "3: there is one; 1: the input could not be read; 2: usage.",
+      "3: there is one (by default a warning or critical finding fails, as a linter's; --fail-on never: "
+      "never); 1: the input could not be read; 2: usage.",
       "gpulens diagnose"};
   std::string replay, prometheus, agent_url, range = "30m", end, match, step, window, config;
   std::string format = "text", color = "auto", fail_on = "warning";
@@ -201,7 +202,9 @@ int run_diagnose(int argc, char** argv) {
     const std::string source = !replay.empty() ? "replay " + replay
                                : !prometheus.empty() ? "prometheus " + prometheus
                                                      : "agent " + agent_url + " (findings only: the agent's series are not in its report)";
-    out << report::html_report("gpulens diagnose: " + source, report::diagnose_report_data(report, plots, source));
+    const std::string sim = diagnose::simulated_banner(report);
+    out << report::html_report((sim.empty() ? "gpulens diagnose: " : "SIMULATED: gpulens diagnose: ") + source,
+                               report::diagnose_report_data(report, plots, source), sim);
   } else {
     const bool use_color = color == "always" || (color == "auto" && out_path.empty() && isatty(STDOUT_FILENO));
     out << diagnose::report_text(report, use_color);
@@ -212,6 +215,10 @@ int run_diagnose(int argc, char** argv) {
     return kExitFailure;
   }
   if (!out_path.empty()) std::cerr << "gpulens diagnose: wrote " << out_path << "\n";
+  // A report a person may never open in full still says it on the terminal.
+  if (report.simulated() && (format != "text" || !out_path.empty())) {
+    std::cerr << "gpulens diagnose: " << diagnose::simulated_banner(report) << "\n";
+  }
   if (fail_on == "never") return kExitOk;
   const diagnose::Severity level = fail_on == "info"       ? diagnose::Severity::kInfo
                                    : fail_on == "critical" ? diagnose::Severity::kCritical

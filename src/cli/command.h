@@ -7,7 +7,8 @@
 //   1  the command ran and failed (input unreadable, server down, ...)
 //   2  usage error (unknown flag, bad value, malformed config)
 //   3  the command ran and found problems worth failing a script on
-//      (diagnose --fail-on, check-config with warnings)
+//      (diagnose: a finding at --fail-on, warning by default; calibrate
+//      --check: a link that lost bandwidth)
 //
 // Adding a subcommand is one line in kCommands (commands.cpp).
 #pragma once

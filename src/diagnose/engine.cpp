@@ -29,6 +29,10 @@ std::string_view severity_name(Severity s) {
   return "?";
 }
 
+bool Report::simulated() const {
+  return std::any_of(hosts.begin(), hosts.end(), [](const HostReport& h) { return h.simulated; });
+}
+
 bool Report::has_findings(Severity at_least) const {
   for (const auto& h : hosts) {
     for (const auto& g : h.gpus) {
@@ -340,6 +344,8 @@ Report diagnose(const SignalSet& set, const Thresholds& th) {
     const HostSignals& host = set.hosts[h];
     HostReport hr;
     hr.host = host.name;
+    hr.simulated = host.simulated;
+    hr.scenario = host.scenario;
     for (const GpuSignals& g : host.gpus) {
       GpuReport gr;
       gr.gpu = g.index;

@@ -117,6 +117,8 @@ struct GpuReport {
 struct HostReport {
   std::string host;
   std::vector<GpuReport> gpus;
+  bool simulated = false;  // its data carried gpulens_simulated 1 (HostSignals::simulated)
+  std::string scenario;
 };
 
 // A training job: the GPUs that run it, across hosts, and the one root
@@ -153,6 +155,8 @@ struct Report {
   // that need no duration have findings; every cause with a duration is
   // listed per GPU under not_assessed with the duration it needs; no waste.
   bool point_in_time = false;
+  // Some host's data is simulated: every rendering says so first.
+  bool simulated() const;
   // A firing finding at `at_least` or above (pending ones do not count).
   bool has_findings(Severity at_least) const;
   // Mean time a GPU's data covers: what "worth N GPUs" divides by.

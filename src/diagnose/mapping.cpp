@@ -212,12 +212,13 @@ std::span<const std::string_view> non_ethernet_prefixes() {
 }
 
 bool known_name(std::string_view name) {
-  if (simple_table().contains(name)) return true;
+  if (name == kSimulatedFamily || simple_table().contains(name)) return true;
   return std::find(std::begin(kLabelled), std::end(kLabelled), name) != std::end(kLabelled);
 }
 
 std::vector<std::string_view> known_names() {
   std::vector<std::string_view> out(std::begin(kLabelled), std::end(kLabelled));
+  out.push_back(kSimulatedFamily);
   for (const auto& [name, b] : simple_table()) out.push_back(name);
   std::sort(out.begin(), out.end());
   return out;
@@ -318,6 +319,15 @@ bool SignalSetBuilder::add(std::string_view name, LabelSpan labels, Series point
 
 bool SignalSetBuilder::add_for_host(std::string_view host_name, std::string_view name, LabelSpan labels,
                                     Series points, bool already_rate) {
+  if (name == kSimulatedFamily) {
+    ++known_;
+    HostAcc& h = hosts_[std::string(host_name)];
+    if (std::any_of(points.begin(), points.end(), [](const Point& p) { return p.v == 1; })) {
+      h.simulated = true;
+      if (h.scenario.empty()) h.scenario = label_of(labels, "scenario");
+    }
+    return true;
+  }
   const std::vector<Binding> bindings = map_series(name, labels);
   if (bindings.empty()) {
     ++unknown_;
@@ -620,6 +630,10 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
         for (Series& s : l.parts[i]) into.links[key].parts[i].push_back(std::move(s));
       }
     }
+    if (from.simulated && !into.simulated) {
+      into.simulated = true;
+      into.scenario = from.scenario;
+    }
     hosts_.erase(other_hosts[0]);
   }
 
@@ -630,6 +644,8 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
     if (h.gpus.empty()) continue;  // host data without GPUs: nothing to diagnose
     HostSignals hs;
     hs.name = name.empty() ? "localhost" : name;
+    hs.simulated = h.simulated;
+    hs.scenario = h.scenario;
     for (size_t i = 0; i < kHostSigCount; ++i) hs.sigs[i] = merge(h.parts[i], combine_of(static_cast<HostSig>(i)));
     const Series& total = hs.sig(HostSig::kCpuTotal);
     if (!total.empty() && !hs.sig(HostSig::kCpuIdle).empty()) {

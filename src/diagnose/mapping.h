@@ -84,8 +84,14 @@ enum class CarriedSig : uint8_t { kClockEventsRecent, kP2pStatus };
 // more than one signal (CPU mode idle feeds both "total" and "idle").
 std::vector<Binding> map_series(std::string_view name, LabelSpan labels);
 
-// True when map_series() could return bindings for some label set of `name`;
-// lets a parser drop unknown families before storing their points.
+// gpulens' own mark of simulated data (gpulens_simulated{scenario} 1): no
+// signal, but the builder marks its host simulated (HostSignals::simulated),
+// so that every report of that data says so.
+inline constexpr std::string_view kSimulatedFamily = "gpulens_simulated";
+
+// True when map_series() could return bindings for some label set of `name`,
+// or `name` is kSimulatedFamily; lets a parser drop unknown families before
+// storing their points.
 bool known_name(std::string_view name);
 
 // Every family name map_series() knows (sample names, e.g. *_bucket).
@@ -140,6 +146,8 @@ class SignalSetBuilder {
     std::map<std::string, ProcessPlacement> processes;
     std::map<std::string, std::vector<Series>> presence;
     std::map<std::pair<bool, std::string>, LinkAcc> links;  // (infiniband, device) -> rx, tx, speed
+    bool simulated = false;  // kSimulatedFamily at 1
+    std::string scenario;
   };
   GpuAcc& gpu_of(HostAcc& host, LabelSpan labels);
   void feed(HostAcc& host, const Binding& b, LabelSpan labels, Series points, bool already_rate);

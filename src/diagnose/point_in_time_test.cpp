@@ -13,6 +13,7 @@
 #include "diagnose/engine.h"
 #include "diagnose/replay_input.h"
 #include "diagnose/report.h"
+#include "util/testing/temp_dir.h"
 
 namespace gpulens::diagnose {
 namespace {
@@ -160,7 +161,8 @@ TEST(PointInTime, ASeriesTwiceIsAnError) {
 }
 
 TEST(PointInTime, AFileTakesItsModificationTime) {
-  const std::string path = ::testing::TempDir() + "/scrape.prom";
+  const gpulens::testing::TestDir dir;
+  const std::string path = dir.file("scrape.prom");
   std::ofstream(path) << "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",UUID=\"GPU-a\",Hostname=\"n\"} 0\n";
   ReplayInfo info;
   Result<SignalSet> set = load_replay(path, info);

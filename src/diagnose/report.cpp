@@ -59,6 +59,25 @@ std::string cause_words(std::string_view cause) {
   return s;
 }
 
+std::string simulated_banner(const Report& r) {
+  std::vector<const HostReport*> sim;
+  for (const HostReport& h : r.hosts) {
+    if (h.simulated) sim.push_back(&h);
+  }
+  if (sim.empty()) return {};
+  std::string o = sim.size() == 1 ? "SIMULATED DATA: host " : "SIMULATED DATA: hosts ";
+  constexpr size_t kNamed = 8;
+  for (size_t i = 0; i < sim.size() && i < kNamed; ++i) {
+    if (i) o += ", ";
+    o += sim[i]->host;
+    if (!sim[i]->scenario.empty()) o += " (scenario " + sim[i]->scenario + ")";
+  }
+  if (sim.size() > kNamed) o += " and " + std::to_string(sim.size() - kNamed) + " more";
+  o += sim.size() == 1 ? " served gpulens_simulated 1: its values come from a scenario, not from a GPU"
+                       : " served gpulens_simulated 1: their values come from a scenario, not from a GPU";
+  return o;
+}
+
 std::string report_json(const Report& r) {
   std::string o;
   o.reserve(4096);
@@ -174,7 +193,14 @@ std::string report_json(const Report& r) {
       }
       o += "]}";
     }
-    o += "]}";
+    o += "],\"simulated\":";
+    if (host.simulated) {
+      o += "true,\"scenario\":";
+      json_string(o, host.scenario);
+    } else {
+      o += "false";
+    }
+    o += '}';
   }
   o += "],\"jobs\":[";
   for (size_t j = 0; j < r.jobs.size(); ++j) {
@@ -227,7 +253,9 @@ std::string report_json(const Report& r) {
     json_number(o, hours(job.waste_gpu_seconds));
     o += '}';
   }
-  o += "],\"window\":{\"from\":";
+  o += "],\"simulated\":";
+  o += r.simulated() ? "true" : "false";
+  o += ",\"window\":{\"from\":";
   json_string(o, format_rfc3339(r.from_ms));
   o += ",\"to\":";
   json_string(o, format_rfc3339(r.to_ms));

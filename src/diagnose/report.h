@@ -37,6 +37,12 @@ std::vector<FleetCause> fleet_summary(const Report& report);
 std::string report_json(const Report& report);
 std::string report_text(const Report& report, bool colour);
 
+// The line every rendering of a report with simulated data opens with
+// (empty when no host is simulated): "SIMULATED DATA: host n1 (scenario
+// thermal-throttle-one-gpu) served gpulens_simulated 1: its values come from a
+// scenario, not from a GPU". At most 8 hosts are named, then "and N more".
+std::string simulated_banner(const Report& report);
+
 // "input pipeline" for "input_pipeline".
 std::string cause_words(std::string_view cause);
 

@@ -81,6 +81,9 @@ Result<Report> report_from_json(std::string_view json, std::string_view what) {
   for (element h : hosts) {
     HostReport hr;
     hr.host = str(h, "host");
+    bool simulated = false;
+    if (!h["simulated"].get_bool().get(simulated)) hr.simulated = simulated;
+    hr.scenario = str(h, "scenario");
     simdjson::dom::array gpus;
     if (h["gpus"].get(gpus)) continue;
     for (element g : gpus) {

@@ -63,7 +63,8 @@ std::string bar(const std::vector<std::pair<int64_t, int64_t>>& periods, int64_t
 }
 
 void host_text(const HostReport& host, const Style& st, std::string& o) {
-  o += "\n" + std::string(st.bold) + "host " + host.host + st.reset + "\n";
+  o += "\n" + std::string(st.bold) + "host " + host.host + st.reset +
+       (host.simulated ? " " + std::string(st.yellow) + "SIMULATED" + st.reset : std::string()) + "\n";
   // Reasons shared by every GPU of the host are printed once.
   std::set<std::pair<std::string, std::string>> common;
   if (!host.gpus.empty()) {
@@ -253,6 +254,10 @@ std::string report_text(const Report& r, bool colour) {
   const Style st = colour ? Style{"\033[1m", "\033[31m", "\033[33m", "\033[36m", "\033[2m", "\033[0m"}
                           : Style{"", "", "", "", "", ""};
   std::string o;
+  // First, as loud as the live views: nothing below is about a real GPU.
+  if (const std::string sim = simulated_banner(r); !sim.empty()) {
+    o += std::string(st.bold) + st.yellow + sim + st.reset + "\n";
+  }
   const double covered_s = r.covered_seconds();
   if (r.point_in_time) {
     o += std::string(st.bold) + "gpulens diagnose" + st.reset + "  " + format_rfc3339(r.to_ms) +

@@ -180,6 +180,10 @@ struct HostSignals {
   std::array<Series, kHostSigCount> sigs;
   Series& sig(HostSig s) { return sigs[static_cast<size_t>(s)]; }
   const Series& sig(HostSig s) const { return sigs[static_cast<size_t>(s)]; }
+  // The host's agent served simulated data (gpulens_simulated 1 at some
+  // sample): every report of it says so. `scenario` from its label.
+  bool simulated = false;
+  std::string scenario;
 };
 
 struct SignalSet {

@@ -2,6 +2,7 @@
 // order, histograms one metric point per timestamp, with a spool on disk or
 // in memory; the result parses back.
 #include "export/recording.h"
+#include "util/testing/temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -11,10 +12,10 @@
 namespace gpulens {
 namespace {
 
-std::string write_interleaved(bool on_disk) {
+std::string write_interleaved(const std::string& spool_dir) {
   RecordingWriter w;
-  if (on_disk) {
-    EXPECT_TRUE(w.open(testing::TempDir()).is_ok());
+  if (!spool_dir.empty()) {
+    EXPECT_TRUE(w.open(spool_dir).is_ok());
   }
   const uint32_t a = w.family("a_ratio", "gauge", "A.");
   const uint32_t h = w.family("lat_seconds", "histogram", "Latency.");
@@ -48,18 +49,19 @@ const char* kExpected =
     "lat_seconds_bucket{le=\"0.1\"} 3 3.000\nlat_seconds_bucket{le=\"+Inf\"} 30 3.000\nlat_seconds_sum 1.5 3.000\nlat_seconds_count 30 3.000\n"
     "# EOF\n";
 
-TEST(RecordingWriter, GroupsFamiliesAndSeriesInMemory) { EXPECT_EQ(write_interleaved(false), kExpected); }
+TEST(RecordingWriter, GroupsFamiliesAndSeriesInMemory) { EXPECT_EQ(write_interleaved(""), kExpected); }
 
 TEST(RecordingWriter, GroupsFamiliesAndSeriesThroughADiskSpool) {
-  const auto before = std::distance(std::filesystem::directory_iterator(testing::TempDir()), {});
-  EXPECT_EQ(write_interleaved(true), kExpected);
+  const testing::TestDir dir;  // its own: another test's files in a shared one would change the count
+  EXPECT_EQ(write_interleaved(dir.path()), kExpected);
   // The spool files were unlinked at once: nothing is left behind.
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(testing::TempDir()), {}), before);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 0);
 }
 
 TEST(RecordingWriter, ManySamplesCrossTheSpoolBuffer) {
+  const testing::TestDir dir;
   RecordingWriter w;
-  ASSERT_TRUE(w.open(testing::TempDir()).is_ok());
+  ASSERT_TRUE(w.open(dir.path()).is_ok());
   const uint32_t f = w.family("x", "gauge", "X.");
   const uint32_t s0 = w.series(f, "x{i=\"0\"}"), s1 = w.series(f, "x{i=\"1\"}");
   for (int64_t t = 0; t < 20000; ++t) {

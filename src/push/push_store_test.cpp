@@ -1,6 +1,7 @@
 // The store joins pushed series to this node's GPUs, keeps the Pushgateway's
 // PUT/POST/DELETE semantics, enforces its limits and forgets what expired.
 #include "push/push_store.h"
+#include "util/testing/temp_dir.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@ namespace gpulens::push {
 namespace {
 
 struct Fixture {
+  testing::TestDir dir;  // the fake /proc
   SeriesRegistry registry;
   LiveStore live;
   std::string proc_root;
@@ -22,9 +24,7 @@ struct Fixture {
   explicit Fixture(PushOptions o = {}) {
     registry.set_gpu(0, {.uuid = "GPU-aaaa", .name = "NVIDIA H200"});
     registry.set_gpu(1, {.uuid = "GPU-bbbb", .name = "NVIDIA H200"});
-    proc_root = std::filesystem::temp_directory_path() / ("push-proc." + std::to_string(getpid()) + "." +
-                                                           std::to_string(reinterpret_cast<uintptr_t>(this)));
-    std::filesystem::create_directories(proc_root);
+    proc_root = dir.path();
     alive(4242, true);
     alive(777, true);
     // The GPU source's process list: pid 4242 on GPU 1 in a pod, pid 777 on both GPUs.
@@ -39,7 +39,6 @@ struct Fixture {
     store = std::make_shared<PushStore>(o);
     store->attach(registry, live);
   }
-  ~Fixture() { std::filesystem::remove_all(proc_root); }
   void alive(int pid, bool yes) {
     const std::string d = proc_root + "/" + std::to_string(pid);
     if (yes) std::filesystem::create_directories(d);

@@ -162,7 +162,7 @@ Series downsample(const Series& s, size_t n) {
 
 }  // namespace
 
-std::string html_report(std::string_view title, std::string_view data_json) {
+std::string html_report(std::string_view title, std::string_view data_json, std::string_view banner) {
   const WebAsset* js = find_web_asset("report.js");
   const WebAsset* css = find_web_asset("report.css");
   std::string o;
@@ -172,7 +172,9 @@ std::string html_report(std::string_view title, std::string_view data_json) {
   o += html_escape(title);
   o += "</title>\n<style>\n";
   if (css) o += inline_safe(css->body);
-  o += "\n</style></head><body>\n<main id=\"report\"><noscript>This report draws its charts with JavaScript.</noscript></main>\n"
+  o += "\n</style></head><body>\n";
+  if (!banner.empty()) o += "<p class=\"banner\" id=\"simulated\">" + html_escape(banner) + "</p>\n";
+  o += "<main id=\"report\"><noscript>This report draws its charts with JavaScript.</noscript></main>\n"
        "<script type=\"application/json\" id=\"gpulens-data\">";
   o += inline_safe(data_json);
   o += "</script>\n<script>\n";

@@ -26,8 +26,10 @@
 
 namespace gpulens::report {
 
-// The page: `data_json` must be a JSON object with a "kind" key.
-std::string html_report(std::string_view title, std::string_view data_json);
+// The page: `data_json` must be a JSON object with a "kind" key. A non-empty
+// `banner` (diagnose::simulated_banner) heads the page in plain HTML, shown
+// even where the script does not run.
+std::string html_report(std::string_view title, std::string_view data_json, std::string_view banner = {});
 
 // One finding's evidence signal over the window, at most kMaxPlotPoints
 // points (bucket means).

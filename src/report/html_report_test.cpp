@@ -21,6 +21,18 @@ TEST(HtmlReport, InlinesTheLibraryAndTheDataSafely) {
   EXPECT_EQ(page.find("href=\"http"), std::string::npos);
 }
 
+TEST(HtmlReport, ASimulatedReportSaysSoAtTheTopWithoutScript) {
+  diagnose::Report r;
+  r.hosts.push_back({.host = "n<1>", .simulated = true, .scenario = "xid-79"});
+  const std::string banner = diagnose::simulated_banner(r);
+  const std::string page = html_report("SIMULATED: gpulens diagnose", diagnose_report_data(r, {}, "replay x.om"), banner);
+  const size_t at = page.find("<p class=\"banner\" id=\"simulated\">SIMULATED DATA: host n&lt;1&gt; (scenario xid-79)");
+  ASSERT_NE(at, std::string::npos) << page.substr(0, 2000);
+  EXPECT_LT(at, page.find("<main id=\"report\">"));  // before everything the script draws
+  EXPECT_NE(page.find(R"("simulated":true)"), std::string::npos);  // and in the data the script reads
+  EXPECT_EQ(html_report("t", R"({"kind":"diagnose"})").find("id=\"simulated\""), std::string::npos);
+}
+
 diagnose::SignalSet one_gpu() {
   diagnose::SignalSet set;
   set.from_ms = 0;

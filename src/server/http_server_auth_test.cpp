@@ -12,6 +12,7 @@
 #include <string>
 
 #include "server/http_server.h"
+#include "util/testing/temp_dir.h"
 
 namespace gpulens {
 namespace {
@@ -45,7 +46,8 @@ size_t count(const std::string& s, const std::string& what) {
 }
 
 struct AuthServer {
-  std::string path = testing::TempDir() + "/web-auth.yml";
+  testing::TestDir dir;
+  std::string path = dir.file("web-auth.yml");
   std::unique_ptr<HttpServer> server;
   int calls = 0;
   explicit AuthServer(const std::string& extra = "") {
@@ -59,7 +61,6 @@ struct AuthServer {
                                           });
     EXPECT_TRUE(server->start().is_ok());
   }
-  ~AuthServer() { std::remove(path.c_str()); }
 };
 
 TEST(HttpServerAuth, EveryRouteNeedsTheRightPassword) {

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "store/live.h"
+#include "util/testing/temp_dir.h"
 
 namespace gpulens {
 namespace {
@@ -60,8 +61,8 @@ void write(const fs::path& p, const std::string& text) {
 }
 
 TEST(HostSource, ReadsFixtureTree) {
-  const fs::path root = fs::temp_directory_path() / ("gpulens-host-" + std::to_string(::getpid()));
-  fs::remove_all(root);
+  const testing::TestDir dir;
+  const fs::path root = dir.path();
   write(root / "proc/stat", "cpu  100 0 100 800 0 0 0 0\ncpu0 100 0 100 800 0 0 0 0\n");
   write(root / "proc/pressure/io", "some avg10=0 avg60=0 avg300=0 total=3000000\nfull avg10=0 avg60=0 avg300=0 total=1000000\n");
   write(root / "proc/diskstats", " 259 0 nvme0n1 1 0 8 0 1 0 8 0 0 2000 0\n 259 1 nvme0n1p1 1 0 8 0 1 0 8 0 0 2000 0\n");

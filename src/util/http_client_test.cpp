@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "util/testing/loopback.h"
+#include "util/testing/temp_dir.h"
 
 namespace gpulens {
 namespace {
@@ -221,7 +222,8 @@ TEST(HttpClient, BasicAuthAndExtraHeaders) {
 }
 
 TEST(HttpClient, BearerTokenFromAFileReReadOnEveryRequest) {
-  const std::string path = ::testing::TempDir() + "/token";
+  const testing::TestDir dir;
+  const std::string path = dir.file("token");
   { std::ofstream(path) << "first\n"; }
   HttpClientOptions o{.timeout_ms = 2000};
   o.auth.credentials_file = path;

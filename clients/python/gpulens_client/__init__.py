@@ -27,8 +27,10 @@ and, every `snapshot_every`-th push, from torch.cuda.memory._snapshot():
 The device is named by its UUID (torch.cuda.get_device_properties(d).uuid);
 without one the agent joins by the pid in the grouping key. The thread never
 raises into the host program and never blocks it: errors are counted
-(Client.errors) and logged once; it dies with the process. It waits for the
-program to import torch and does not import it itself.
+(Client.errors) and the first of each kind is logged (an unreachable agent, a
+refused push by its HTTP status, a failed read of the allocator by its
+exception), once; it dies with the process. It waits for the program to
+finish importing torch and does not import it itself.
 
 Thread-safety: start()/stop() from any thread; one client per process.
 """
@@ -74,14 +76,20 @@ class Client:
         self._rounds = 0
         self._uuids: Dict[int, Optional[str]] = {}
         self._snapshot_samples: Dict[int, List[Sample]] = {}
-        self._logged = False
+        self._logged = set()  # kinds of failure already logged: ("push", "URLError"), ("read", ...)
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
 
     # --- reading ---------------------------------------------------------
 
     def _torch_module(self):
-        return self._torch if self._torch is not None else sys.modules.get("torch")
+        torch = self._torch if self._torch is not None else sys.modules.get("torch")
+        # The program may be importing torch right now (this thread runs
+        # beside it): a module still initialising has no `cuda` yet, and
+        # reading it would report a failure that is none.
+        if torch is None or getattr(getattr(torch, "__spec__", None), "_initializing", False):
+            return None
+        return torch if hasattr(torch, "cuda") else None
 
     def _uuid(self, torch, device: int) -> Optional[str]:
         if device not in self._uuids:
@@ -141,23 +149,29 @@ class Client:
         there was nothing to push). Never raises."""
         try:
             samples = self.collect()
-            if not samples:
-                return True
-            status, text = wire.put(self.url, self.job, self.pid, wire.render(samples), self.timeout, self.token)
-            if status // 100 != 2:
-                return self._failed("the receiver answered HTTP %d: %s" % (status, text.strip()))
-            self.pushes += 1
-            return True
         except Exception as e:  # never into the host program
-            return self._failed("%s: %s" % (type(e).__name__, e))
+            return self._failed("read", type(e).__name__, "%s: %s" % (type(e).__name__, e))
+        if not samples:
+            return True
+        try:
+            status, text = wire.put(self.url, self.job, self.pid, wire.render(samples), self.timeout, self.token)
+        except Exception as e:
+            return self._failed("push", type(e).__name__, "%s: %s" % (type(e).__name__, e))
+        if status // 100 != 2:
+            return self._failed("push", "HTTP %d" % status, "the receiver answered HTTP %d: %s" % (status, text.strip()))
+        self.pushes += 1
+        return True
 
-    def _failed(self, why: str) -> bool:
+    def _failed(self, stage: str, kind: str, why: str) -> bool:
+        """Counts a failure; logs it when it is the first of its kind (stage
+        "read" or "push", and the exception or HTTP status)."""
         self.errors += 1
         self.last_error = why
-        if not self._logged:
-            self._logged = True
-            _log.warning("gpulens_client: push to %s failed (%s); counting further failures in Client.errors "
-                         "without logging them", self.url, why)
+        if (stage, kind) not in self._logged:
+            self._logged.add((stage, kind))
+            what = "reading the allocator failed" if stage == "read" else "push to %s failed" % self.url
+            _log.warning("gpulens_client: %s (%s); counting further failures of this kind in Client.errors "
+                         "without logging them", what, why)
         return False
 
     def _run(self) -> None:

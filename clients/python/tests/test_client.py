@@ -126,6 +126,34 @@ class FakeClock:
         return self.t
 
 
+class Runner(unittest.TestCase):
+    def test_a_wrong_url_is_reported(self):
+        # The runner in a real program (the stand-in as its torch, slow to
+        # import as PyTorch is): the import is no failure, and an agent that
+        # is not there is said on stderr, once, however often it fails.
+        import json
+        import subprocess
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            state = os.path.join(tmp, "torch.json")
+            with open(state, "w") as f:
+                json.dump({"devices": [device()]}, f)
+            env = dict(os.environ, GPULENS_FAKE_TORCH=state, GPULENS_FAKE_TORCH_IMPORT_SECONDS="0.3",
+                       PYTHONPATH=os.pathsep.join([os.path.dirname(HERE), os.path.join(HERE, "fake_torch")]))
+            r = subprocess.run([sys.executable, "-m", "gpulens_client", "--url", "http://127.0.0.1:1", "--interval",
+                                "0.05", "--", sys.executable, "-c",
+                                "import time, torch, gpulens_client\n"
+                                "c = gpulens_client._client\n"
+                                "deadline = time.monotonic() + 30\n"
+                                "while c.errors < 3 and time.monotonic() < deadline: time.sleep(0.05)\n"
+                                "print('errors', min(c.errors, 3))"],
+                               env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("errors 3", r.stdout)
+        self.assertEqual(r.stderr.count("push to http://127.0.0.1:1 failed"), 1, r.stderr)
+        self.assertNotIn("partially initialized", r.stderr)
+
+
 class ClientTest(unittest.TestCase):
     def setUp(self):
         torch.cuda.calls.update(memory_stats=0, _snapshot=0)
@@ -181,6 +209,58 @@ class ClientTest(unittest.TestCase):
             self.assertTrue(c.push_once())
         finally:
             sys.modules["torch"] = saved
+
+    def test_waits_while_torch_is_still_importing(self):
+        # What the thread sees while the program runs `import torch`: the
+        # module is in sys.modules, its spec says it is initialising, and
+        # `cuda` is not there yet (Debian's torch took seconds here).
+        import importlib.machinery
+        import types
+        half = types.ModuleType("torch")
+        half.__spec__ = importlib.machinery.ModuleSpec("torch", None)
+        half.__spec__._initializing = True
+        saved = sys.modules["torch"]
+        sys.modules["torch"] = half
+        try:
+            c = gpulens_client.Client("http://127.0.0.1:1")
+            self.assertEqual(c.collect(), [])
+            self.assertTrue(c.push_once())
+            self.assertEqual(c.errors, 0, c.last_error)
+            half.__spec__._initializing = False  # done, but without a cuda attribute: still nothing to read
+            self.assertTrue(c.push_once())
+            self.assertEqual(c.errors, 0, c.last_error)
+        finally:
+            sys.modules["torch"] = saved
+
+    def test_logs_the_first_failure_of_each_kind_once(self):
+        Receiver.got, Receiver.status = [], 400
+        srv = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        try:
+            c = gpulens_client.Client("http://127.0.0.1:1", torch_module=torch, timeout=0.5, snapshot_every=0)
+            with self.assertLogs("gpulens_client", logging.WARNING) as logs:
+                for _ in range(2):
+                    self.assertFalse(c.push_once())  # nothing listens: the agent is unreachable
+                c.url = "http://127.0.0.1:%d" % srv.server_port
+                for _ in range(2):
+                    self.assertFalse(c.push_once())  # refused: HTTP 400
+                Receiver.status = 500
+                self.assertFalse(c.push_once())  # another status, another kind
+                torch.cuda._set(True, [device()], raise_="memory_stats")
+                for _ in range(2):
+                    self.assertFalse(c.push_once())  # reading the allocator fails
+            self.assertEqual(c.errors, 7)
+            text = [r.getMessage() for r in logs.records]
+            self.assertEqual(len(text), 4, text)
+            self.assertIn("push to http://127.0.0.1:1 failed (URLError", text[0])
+            self.assertIn("HTTP 400: line 1: refused", text[1])
+            self.assertIn("HTTP 500", text[2])
+            self.assertIn("reading the allocator failed", text[3])
+            self.assertIn("illegal memory access", text[3])
+        finally:
+            Receiver.status = 200
+            srv.shutdown()
+            srv.server_close()
 
     def test_pushes_the_group_of_its_pid(self):
         Receiver.got, Receiver.status = [], 200

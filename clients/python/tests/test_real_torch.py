@@ -51,6 +51,19 @@ print(torch.__version__)
         self.assertEqual(r.returncode, 3, r.stderr)  # the program's own status
         self.assertIn("started http://127.0.0.1:1 0.1", r.stdout)
 
+    def test_runner_reports_nothing_while_torch_imports(self):
+        # The client's thread runs while the program imports torch (seconds
+        # with Debian's build): a module still initialising is not a failure.
+        r = subprocess.run([sys.executable, "-m", "gpulens_client", "--url", "http://127.0.0.1:1", "--interval",
+                            "0.01", "--", sys.executable, "-c",
+                            "import time, torch, gpulens_client; time.sleep(0.2); "
+                            "c = gpulens_client._client; print('errors', c.errors, c.last_error)"],
+                           env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("errors 0", r.stdout)
+        self.assertNotIn("partially initialized", r.stderr)
+        self.assertNotIn("gpulens_client:", r.stderr)
+
     def test_runner_needs_a_command(self):
         r = subprocess.run([sys.executable, "-m", "gpulens_client", "--url", "x"], env=dict(os.environ, PYTHONPATH=ROOT),
                            capture_output=True, text=True, timeout=60)

@@ -354,7 +354,16 @@ struct Handler {
           return true;
         }
         if (msg.starts_with("NET/Socket : Using ")) return socket_devices(msg.substr(19), proc), true;
-        if (msg.starts_with("NET/OFI ")) return s.procs[proc].ofi = true;
+        if (msg.starts_with("NET/OFI ")) {
+          // aws-ofi-nccl answers NCCL's property query for a device it has no
+          // NIC data for with an error that NCCL prints as the call chain
+          // "include/net.h:24 -> 2" and then handles: not a system error.
+          if (contains(msg, "No NIC info")) {
+            s.procs[proc].nic_info_probe = true;
+            note(s.warnings, "no_nic_info", msg);
+          }
+          return s.procs[proc].ofi = true;
+        }
         if (msg.starts_with("NET/Plugin")) {
           if (auto p = msg.find("Loaded net plugin "); p != std::string_view::npos) {
             add_distinct(s.plugins, trim(msg.substr(p + 18)), 16);
@@ -387,6 +396,10 @@ struct Handler {
     if (is_digit(msg[0]) && contains(msg, " coll channels")) return channel_summary(msg), true;
     if (level == Level::kNone) return false;
     if (auto code = propagation_code(msg)) {
+      if (s.procs[proc].nic_info_probe && msg.starts_with("include/net.h:")) {
+        s.procs[proc].nic_info_probe = false;  // the probe's own return code, handled by NCCL
+        return true;
+      }
       if (!s.first_code) s.first_code = *code;
       ++s.codes[*code];
       if (msg.starts_with("transport/net_socket")) s.procs[proc].socket_code = true;

@@ -28,6 +28,7 @@ struct Proc {
   bool socket_code = false;           // error chain through transport/net_socket.cc
   bool ib_code = false;               // error chain through transport/net_ib.cc
   bool ofi = false;                   // aws-ofi-nccl lines (NET/OFI)
+  bool nic_info_probe = false;        // a plugin's "No NIC info for dev N": its "include/net.h:N -> 2" follows
   std::optional<std::string> version;
 };
 

@@ -141,6 +141,14 @@ std::string_view clean_host(std::string_view host) {
     std::string_view tag = host.substr(gt - 7, 8);
     if (tag == "<stdout>" || tag == "<stderr>") host.remove_prefix(gt + 2);
   }
+  // Launchers' per-process tags glued to the host: torchrun --tee's
+  // "[default0]:host", PyTorch's "[rank1]:host". No hostname has a '[', and
+  // ranks on one host must not count as several hosts.
+  while (host.size() > 3 && host[0] == '[') {
+    const size_t end = host.find("]:");
+    if (end == std::string_view::npos) break;
+    host.remove_prefix(end + 2);
+  }
   return skip_iso_timestamp(host);
 }
 

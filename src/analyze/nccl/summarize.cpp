@@ -73,11 +73,14 @@ Report Analyzer::finish() {
     return it == s.rank_proc.end() ? -1 : nodes.of_proc[it->second];
   };
 
-  // Ranks: the communicator size, else the highest rank named + 1.
+  // Ranks: the largest communicator's size, unless some line names a higher
+  // rank (the log printed only a sub-communicator's init lines): the highest
+  // rank named + 1. Each source counts; the strongest says it on a tie.
   if (s.nranks) {
     r.ranks = s.nranks;
     r.ranks_from = "nranks";
-  } else if (s.max_rank >= 0) {
+  }
+  if (s.max_rank >= 0 && s.max_rank + 1 > r.ranks.value_or(0)) {
     r.ranks = s.max_rank + 1;
     r.ranks_from = s.max_rank_from ? s.max_rank_from : "rank_lines";
   }
@@ -123,9 +126,16 @@ Report Analyzer::finish() {
   for (const auto& [rank, proc] : s.rank_proc) {
     if (nodes.of_proc[proc] >= 0) located[nodes.of_proc[proc]].insert(rank);
   }
-  if (s.nnodes) {
+  // nNodes first; but a communicator within one node (a tensor-parallel
+  // group's "nNodes 1") is not the job: more hosts printing lines are more
+  // nodes (NCCL itself tells nodes apart by hostname).
+  const int hostnames = static_cast<int>(r.hosts.size());
+  if (s.nnodes && *s.nnodes >= hostnames) {
     r.nodes = s.nnodes;
     r.nodes_from = "nNodes";
+  } else if (s.nnodes) {
+    r.nodes = hostnames;
+    r.nodes_from = "hostnames";
   } else if (r.ranks && seen_nodes > 0 && net_to_unlocated) {
     // Ranks reached over the network live on nodes not in this log; when every
     // node with known ranks holds the same number, the job has ranks / that many.

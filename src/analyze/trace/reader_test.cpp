@@ -1,5 +1,6 @@
 // Tests for reading traces: formats, skipping with counts, and bad input.
 #include "analyze/trace/reader.h"
+#include "util/testing/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -18,8 +19,15 @@ Result<Trace> parse(std::string json) {
   return parse_trace(std::string_view(json.data(), json.size() - simdjson::SIMDJSON_PADDING), "t.json");
 }
 
+// This process's own directory (ctest runs each test in a process of its
+// own), removed at exit: the scripts stay readable while the test runs.
+const std::string& own_dir() {
+  static const testing::TestDir dir;
+  return dir.path();
+}
+
 std::string temp_file(const std::string& name, const std::string& bytes) {
-  auto p = std::filesystem::temp_directory_path() / ("gpulens_trace_" + std::to_string(::getpid()) + "_" + name);
+  auto p = std::filesystem::path(own_dir()) / name;
   std::ofstream(p, std::ios::binary) << bytes;
   return p.string();
 }

@@ -1,6 +1,7 @@
 // The loader against the stand-in libraries, and the stand-in's struct
 // version checks (which mirror the driver's).
 #include "sources/nvml/loader.h"
+#include "util/testing/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,8 +15,15 @@
 namespace gpulens {
 namespace {
 
+// This process's own directory (ctest runs each test in a process of its
+// own), removed at exit: the scripts stay readable while the test runs.
+const std::string& own_dir() {
+  static const testing::TestDir dir;
+  return dir.path();
+}
+
 void use_script(const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/loader_script." + std::to_string(::getpid()) + ".txt";
+  const std::string path = own_dir() + "/loader_script.txt";
   std::ofstream(path) << text;
   setenv("GPULENS_FAKE_NVML_SCRIPT", path.c_str(), 1);
 }

@@ -14,6 +14,7 @@
 
 #include "sources/kubelet/pod_directory.h"
 #include "sources/nvml/nvml_source.h"
+#include "util/testing/temp_dir.h"
 
 namespace gpulens {
 namespace {
@@ -21,11 +22,12 @@ namespace {
 const std::string kData = std::string(GPULENS_SOURCE_DIR) + "/tests/data/nvml/";
 
 struct Harness {
+  testing::TestDir dir;
   SeriesRegistry reg;
   Frame frame{reg};
   std::unique_ptr<NvmlSource> src;
   explicit Harness(const std::string& script, int64_t slow_interval_ms = 10000) {
-    const std::string path = ::testing::TempDir() + "/mig_script." + std::to_string(::getpid()) + ".txt";
+    const std::string path = dir.file("mig_script.txt");
     std::ofstream(path) << script;
     setenv("GPULENS_FAKE_NVML_SCRIPT", path.c_str(), 1);
     NvmlOptions o;

@@ -3,6 +3,7 @@
 // processes and pods, topology, XID events, old drivers.
 #include "sources/nvml/nvml_source.h"
 #include "sources/kubelet/pod_directory.h"
+#include "util/testing/temp_dir.h"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -29,8 +30,15 @@ NvmlOptions options(const char* library = GPULENS_FAKE_NVML) {
   return o;
 }
 
+// This process's own directory (ctest runs each test in a process of its
+// own), removed at exit: the scripts stay readable while the test runs.
+const std::string& own_dir() {
+  static const testing::TestDir dir;
+  return dir.path();
+}
+
 void use_script(const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/nvml_script." + std::to_string(::getpid()) + ".txt";
+  const std::string path = own_dir() + "/nvml_script.txt";
   std::ofstream(path) << text;
   setenv("GPULENS_FAKE_NVML_SCRIPT", path.c_str(), 1);
 }
@@ -122,7 +130,8 @@ TEST(NvmlSource, CoreFieldsInCatalogUnits) {
 }
 
 TEST(NvmlSource, CalibrationFileGivesThePeakAndTheRecordedLink) {
-  const std::string cal = ::testing::TempDir() + "/cal." + std::to_string(::getpid()) + ".json";
+  const testing::TestDir dir;
+  const std::string cal = dir.file("cal.json");
   std::ofstream(cal) << R"({"gpus":[{"uuid":"GPU-aaaa","pcie_rx_bytes_per_second":5.5e10,)"
                         R"("pcie_tx_bytes_per_second":5.2e10,"link_gen":5,"link_width":16}]})";
   auto o = options();
