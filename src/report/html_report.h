@@ -26,8 +26,14 @@
 
 namespace gpulens::report {
 
-// The page: `data_json` must be a JSON object with a "kind" key.
+// The page: `data_json` must be a JSON object with a "kind" key. It is
+// inlined through json_for_script, the title HTML-escaped: strings from
+// outside (kernel names, labels, host names) cannot break the page.
 std::string html_report(std::string_view title, std::string_view data_json);
+
+// JSON made safe to inline in a <script> element: '<', '>' and '&' written
+// as \u escapes (the same data to JSON.parse).
+std::string json_for_script(std::string_view json);
 
 // One finding's evidence signal over the window, at most kMaxPlotPoints
 // points (bucket means).
