@@ -4,12 +4,13 @@
 # screen). Under tmux, with set-clipboard on:
 #   1. a control pane that prints the escapes itself: the title changes, a
 #      clipboard buffer appears, the screen is cleared (so the checks can fail);
-#   2. `snapshot --url` on an agent that holds pushed label values (pool,
-#      namespace, pod) with ESC, OSC 0 (title), OSC 52 (clipboard), CSI 2J
-#      (clear) and a C1 CSI;
+#   2. `snapshot --url` on an agent that holds a pushed label value (pool)
+#      with ESC, OSC 0 (title), OSC 52 (clipboard), CSI 2J (clear) and a C1
+#      CSI;
 #   3. `top --url --once` and `snapshot --url` on a stand-in agent that
 #      answers the real agent's documents with a hostile GPU model name and
-#      source error text;
+#      source error text, and the pushed series as a process's (so snapshot
+#      lists its pool);
 # each leaves the pane title, the clipboard and the screen alone and shows
 # the escapes as visible text ("^[]0;...").
 #   terminal_escapes_test.sh GPULENS
@@ -28,13 +29,15 @@ clip="${ESC}]52;c;cHduZWQ=${BEL}"
 clear="${ESC}[2J${ESC}[H"
 
 uuid=$(curl -fsS "$base/api/v1/current" | python3 -c 'import json,sys; print(json.load(sys.stdin)["gpus"][0]["uuid"])')
-printf 'gpu_allocator_external_fragmentation_ratio{gpu_uuid="%s",pid="4242",pool="large%s%s"} 0.9\ngpu_memory_fragmentation_ratio{gpu_uuid="%s",pid="4242",namespace="ns%s",pod="pod%s%sX"} 0.5\n' \
-  "$uuid" "$title" "$clip" "$uuid" "$clear" "$title" "${C1CSI}2J" >"$STACK/push.txt"
+# The receiver keeps pool (namespace and pod come from the kubelet, not from
+# pushes); a series without pid is the node-level one.
+printf 'gpu_allocator_external_fragmentation_ratio{gpu_uuid="%s",pool="large%s%s%s%s"} 0.9\n' \
+  "$uuid" "$title" "$clip" "$clear" "${C1CSI}2J" >"$STACK/push.txt"
 code=$(curl -sS -o "$STACK/push.out" -w '%{http_code}' -X PUT --data-binary @"$STACK/push.txt" "$base/metrics/job/hostile/instance/x")
 [[ $code == 200 ]] || stack_fail "the push was refused ($code): $(cat "$STACK/push.out")"
 # The agent holds the strings (escaped in its JSON): what follows is a real test.
 deadline=$((SECONDS + 15))
-until curl -fsS "$base/api/v1/current" | grep -qF 'pod\u001b]0;PWNED'; do
+until curl -fsS "$base/api/v1/current" | grep -qF 'pool=\"large\u001b]0;PWNED'; do
   ((SECONDS < deadline)) || stack_fail "the pushed label never reached /api/v1/current"
   sleep 0.3
 done
@@ -57,6 +60,9 @@ class H(BaseHTTPRequestHandler):
             doc = json.loads(body)
             for g in doc["gpus"]:
                 g["name"] = "H100" + hostile
+                # The pushed series, as a process's (snapshot lists those).
+                g["fields"] = {k.replace("{pool=", '{pid="4242",pool=') if "PWNED" in k else k: v
+                               for k, v in g["fields"].items()}
             doc["sources"].append({"name": "nvml" + hostile, "up": False, "error": "lost" + hostile})
             body = json.dumps(doc).encode()
         self.send_response(status)
@@ -89,16 +95,17 @@ run_pane() {
     sleep 0.2
   done
 }
-# check_pane NAME: the title is the one tmux gave, no clipboard buffer, the
-# marker still on the screen, the escapes shown as text.
+# check_pane NAME [shown]: the title is the one tmux gave, no clipboard
+# buffer, the marker still on the screen; with "shown", the escapes are on
+# the screen as text.
 check_pane() {
-  local name=$1 shown
+  local name=$1 want=${2:-} shown
   shown=$(tm capture-pane -p -t "$name")
   [[ $(tm display -p -t "$name" '#{pane_title}') != PWNED ]] || stack_fail "$name retitled the pane"
   [[ -z $(tm list-buffers) ]] || stack_fail "$name wrote the clipboard (OSC 52): $(tm list-buffers)"
   echo "$shown" | grep -q 'MARKER-BEFORE' || { echo "$shown" >&2; stack_fail "$name cleared the screen"; }
   echo "$shown" | grep -q 'PANE-DONE-0' || { echo "$shown" >&2; stack_fail "$name failed"; }
-  echo "$shown" | grep -qF '^[]0;PWNED^G' || { echo "$shown" >&2; stack_fail "$name does not show the escape as text"; }
+  [[ -z $want ]] || echo "$shown" | grep -qF '^[]0;PWNED^G' || { echo "$shown" >&2; stack_fail "$name does not show the escape as text"; }
 }
 
 # 1. The control: raw escapes do act in this terminal.
@@ -109,14 +116,15 @@ tm capture-pane -p -t control | grep -q 'MARKER-BEFORE' && stack_fail "control: 
 tm kill-session -t control
 while read -r b; do tm delete-buffer -b "$b"; done < <(tm list-buffers -F '#{buffer_name}')
 
-# 2. Pushed labels through snapshot --url (the allocator line shows pool and pod).
+# 2. snapshot --url on the agent that holds the pushed label.
 run_pane snap "$GPULENS snapshot --url $base"
 check_pane snap
-tm capture-pane -p -t snap | grep -qF 'pid 4242 (ns^[[2J^[[H/pod^[]0;PWNED^G' || { tm capture-pane -p -t snap >&2; stack_fail "snap: the pushed process line is not shown"; }
 
 # 3. A hostile agent through top --url --once and snapshot --url.
 run_pane top "$GPULENS top --url http://127.0.0.1:$sport --once"
-check_pane top
+check_pane top shown
 run_pane snap2 "$GPULENS snapshot --url http://127.0.0.1:$sport"
-check_pane snap2
+check_pane snap2 shown
+tm capture-pane -p -t snap2 | grep -qF 'pid 4242: external fragmentation 90% (pool large^[]0;PWNED^G^[]52;c;' ||
+  { tm capture-pane -p -t snap2 >&2; stack_fail "snap2: the pushed pool is not shown as text"; }
 echo "PASS: title, clipboard and screen untouched by pushed and hostile-agent strings; escapes shown as text"
