@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/config.h"
+#include "server/agent.h"
 #include "server/web_security.h"
 
 namespace gpulens::cli {
@@ -31,7 +32,9 @@ int run_check_config(int argc, char** argv) {
     return kExitOk;
   }
   if (path.empty() && !web.empty()) {
-    if (Status s = check_web_config_file(web); !s) {
+    Status s = check_web_config_file(web);
+    if (s) s = check_web_config_dates(web, wall_ms() / 1000);
+    if (!s) {
       std::cerr << "gpulens check-config: " << s.message() << "\n";
       return s.code() == Code::kNotFound ? kExitFailure : kExitUsage;
     }
@@ -55,6 +58,13 @@ int run_check_config(int argc, char** argv) {
     }
   }
   auto problems = validate(*config);
+  // Beyond what serve checks: a server certificate that has expired (serve
+  // would start, and every scrape would fail its TLS verification).
+  if (problems.empty() && !config->web_config_file.empty()) {
+    if (Status s = check_web_config_dates(config->web_config_file, wall_ms() / 1000); !s) {
+      problems.push_back("web_config_file: " + s.message());
+    }
+  }
   for (const auto& p : problems) std::cerr << "gpulens check-config: " << path << ": " << p << "\n";
   if (!problems.empty()) return kExitUsage;
   if (!quiet) std::cout << "# " << path << ": valid\n" << to_yaml(*config);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "cli/agent_findings.h"
@@ -19,9 +20,18 @@
 #include "sources/sim/scenario.h"
 #include "util/duration.h"
 #include "util/http_client.h"
+#include "util/terminal_text.h"
 
 namespace gpulens::cli {
 namespace {
+
+// printf into a string.
+template <typename... Args>
+std::string format(const char* f, Args... args) {
+  char b[512];
+  std::snprintf(b, sizeof b, f, args...);
+  return b;
+}
 
 std::string pct(double v) {
   if (v < 0) return "  - ";
@@ -118,7 +128,7 @@ std::vector<std::string> allocator_lines(const Gpu& g) {
 
 // Renders the table from the JSON document (the same one the API serves).
 // `note` (may be empty) is printed under the simulated-data banner.
-int print_table(const std::string& json, bool colour, const std::string& note) {
+int print_table(const std::string& json, bool colour, const std::string& note, std::ostream& out) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (parser.parse(json).get(doc)) {
@@ -152,8 +162,8 @@ int print_table(const std::string& json, bool colour, const std::string& note) {
   const char* yellow = colour ? "\033[33m" : "";
   const char* dim = colour ? "\033[2m" : "";
   const char* reset = colour ? "\033[0m" : "";
-  if (simulated) std::cout << yellow << "SIMULATED DATA (no NVIDIA driver): values come from a scenario" << reset << "\n";
-  if (!note.empty()) std::cout << note << "\n";
+  if (simulated) out << yellow << "SIMULATED DATA (no NVIDIA driver): values come from a scenario" << reset << "\n";
+  if (!note.empty()) out << note << "\n";
   if (gpus.empty()) {
     std::string sources;
     simdjson::dom::array srcs;
@@ -163,7 +173,7 @@ int print_table(const std::string& json, bool colour, const std::string& note) {
         if (!src["name"].get_string().get(n) && n != "gpulens") sources += (sources.empty() ? "" : ", ") + std::string(n);
       }
     }
-    std::cout << "no GPUs: the sources (" << sources << ") report none; --format json shows the node's values\n";
+    out << "no GPUs: the sources (" << sources << ") report none; --format json shows the node's values\n";
     return kExitOk;
   }
   // Columns: a section title, then each value right-aligned under its
@@ -185,17 +195,17 @@ int print_table(const std::string& json, bool colour, const std::string& note) {
     header += " | " + title;
     for (const auto& c : cols) header += cell(c.label, c.width);
   }
-  std::cout << header << " | HEALTH power temp clocks\n";
+  out << header << " | HEALTH power temp clocks\n";
   auto section = [&](size_t i, const std::vector<std::string>& values) {
-    std::string out(layout[i].first.size(), ' ');
-    for (size_t k = 0; k < values.size(); ++k) out += cell(values[k], layout[i].second[k].width);
-    return out;
+    std::string text(layout[i].first.size(), ' ');
+    for (size_t k = 0; k < values.size(); ++k) text += cell(values[k], layout[i].second[k].width);
+    return text;
   };
   for (const auto& g : gpus) {
     std::string name = g.name.size() > 24 ? g.name.substr(0, 24) : g.name;
     if (g.get("gpu_up", 1) == 0) {
-      std::printf("%-3s %-24s | %sLOST: not answering (XID %g)%s\n", g.index.c_str(), name.c_str(), red,
-                  g.get("gpu_last_xid", 0), reset);
+      out << format("%-3s %-24s | %sLOST: not answering (XID %g)%s\n", g.index.c_str(), name.c_str(), red,
+                    g.get("gpu_last_xid", 0), reset);
       continue;
     }
     const double used = g.get("gpu_memory_used_bytes"), total = g.get("gpu_memory_total_bytes");
@@ -221,19 +231,22 @@ int print_table(const std::string& json, bool colour, const std::string& note) {
     const std::string memory = section(
         1, {mem, pct(g.get("gpu_mem_bandwidth_util_ratio")), pct(g.max_of("gpu_memory_fragmentation_ratio"))});
     const std::string io = section(2, {rxtx, link, pct(g.get("gpu_nvlink_bandwidth_util_ratio"))});
-    std::printf("%-3s %-24s | %s | %s | %s | %11.0fW %s%3.0fC%s %s%s%s\n", g.index.c_str(), name.c_str(),
-                compute.c_str(), memory.c_str(), io.c_str(), g.get("gpu_power_watts", 0), temp > 80 ? red : "", temp,
-                reset, throttle.empty() ? dim : red, throttle.empty() ? "ok" : throttle.c_str(), reset);
+    // Absent is not zero: a power or temperature the GPU does not give is "-".
+    const std::string watts = g.fields.count("gpu_power_watts") ? format("%.0fW", g.get("gpu_power_watts")) : "-";
+    const std::string celsius = g.fields.count("gpu_temperature_celsius") ? format("%3.0fC", temp) : "   -";
+    out << format("%-3s %-24s | %s | %s | %s | %12s %s%s%s %s%s%s\n", g.index.c_str(), name.c_str(), compute.c_str(),
+                  memory.c_str(), io.c_str(), watts.c_str(), temp > 80 ? red : "", celsius.c_str(), reset,
+                  throttle.empty() ? dim : red, throttle.empty() ? "ok" : throttle.c_str(), reset);
   }
   std::vector<std::string> pushed;
   for (const auto& g : gpus) {
     for (auto& l : allocator_lines(g)) pushed.push_back(std::move(l));
   }
   if (!pushed.empty()) {
-    std::cout << "in-process allocators (pushed):\n";
-    for (const auto& l : pushed) std::cout << l << "\n";
+    out << "in-process allocators (pushed):\n";
+    for (const auto& l : pushed) out << l << "\n";
   }
-  std::cout << dim
+  out << dim
             << "util: a kernel ran (nvidia-smi); SM: SMs busy; occ: warps resident; TC: tensor cores; BW: DRAM bandwidth; "
                "frag: allocator slack, 1 - allocated/reserved (worst process); pcie: of peak"
             << reset << "\n";
@@ -325,10 +338,15 @@ int run_snapshot(int argc, char** argv) {
     std::cout << json;
     return kExitOk;
   }
-  print_snapshot_header(json, std::cout);
-  const int rc = print_table(json, isatty(STDOUT_FILENO), note);
-  if (rc == kExitOk) print_snapshot_processes(json, proc_root, std::cout);
-  if (rc == kExitOk) print_snapshot_findings(url, local.get(), last_ms, thresholds, isatty(STDOUT_FILENO), std::cout);
+  // The whole screen is written at once through the terminal rule: names,
+  // labels and findings from the agent (pushed or scraped strings among
+  // them) cannot carry escape sequences to the terminal.
+  std::ostringstream screen;
+  print_snapshot_header(json, screen);
+  const int rc = print_table(json, isatty(STDOUT_FILENO), note, screen);
+  if (rc == kExitOk) print_snapshot_processes(json, proc_root, screen);
+  if (rc == kExitOk) print_snapshot_findings(url, local.get(), last_ms, thresholds, isatty(STDOUT_FILENO), screen);
+  std::cout << terminal_safe(screen.str(), kTerminalLayout);
   return rc;
 }
 

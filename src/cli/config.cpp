@@ -403,6 +403,15 @@ std::vector<std::string> validate(const AgentConfig& c) {
       problems.push_back("unknown source \"" + s + "\" (known: " + known + ")");
     }
   }
+  if (!c.push.token_file.empty()) {
+    // serve reads it at start: a missing or empty file is an error here too.
+    std::ifstream in(c.push.token_file, std::ios::binary);
+    std::string token;
+    if (in) std::getline(in, token, '\0');
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    if (!in.is_open()) problems.push_back("push.token_file: cannot read " + c.push.token_file);
+    else if (token.empty()) problems.push_back("push.token_file: " + c.push.token_file + " is empty");
+  }
   if (!c.web_config_file.empty()) {
     if (Status s = check_web_config_file(c.web_config_file); !s) {
       problems.push_back("web_config_file: " + s.message());

@@ -9,31 +9,12 @@
 
 #include "diagnose/report_format.h"
 #include "util/duration.h"
+#include "util/json.h"
 
 namespace gpulens::diagnose {
 namespace {
 
-void json_string(std::string& out, std::string_view s) {
-  out.push_back('"');
-  for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\u%04x", c);
-          out += b;
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-}
+void json_string(std::string& out, std::string_view s) { append_json_string(out, s); }
 
 void json_number(std::string& out, double v) {
   if (!std::isfinite(v)) {

@@ -10,6 +10,7 @@
 #include "diagnose/report.h"
 #include "diagnose/report_format.h"
 #include "util/duration.h"
+#include "util/terminal_text.h"
 
 namespace gpulens::diagnose {
 namespace {
@@ -275,7 +276,7 @@ std::string report_text(const Report& r, bool colour) {
   for (const HostReport& host : r.hosts) host_text(host, st, o);
   if (r.point_in_time) {
     o += "\n" + std::string(st.bold) + "waste" + st.reset + ": not computed from one point in time\n";
-    return o;
+    return terminal_safe(o, kTerminalLayout);
   }
   timeline_text(r, st, o);
   double total = 0;
@@ -283,7 +284,7 @@ std::string report_text(const Report& r, bool colour) {
   o += "\n" + std::string(st.bold) + (r.hosts.size() > 1 ? "fleet waste" : "waste") + st.reset + ": ";
   if (total <= 0 || covered_s <= 0) {
     o += "none found in the window\n";
-    return o;
+    return terminal_safe(o, kTerminalLayout);
   }
   char b[200];
   std::snprintf(b, sizeof b, "%.1f GPU-hours of %.1f covered (%.1f of %zu GPUs)\n", hours(total),
@@ -305,7 +306,7 @@ std::string report_text(const Report& r, bool colour) {
     }
     o += ")\n";
   }
-  return o;
+  return terminal_safe(o, kTerminalLayout);  // names and labels from outside: no escapes
 }
 
 }  // namespace gpulens::diagnose

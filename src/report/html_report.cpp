@@ -18,7 +18,8 @@ using diagnose::GpuSig;
 using diagnose::HostSig;
 using diagnose::Series;
 
-// Inlined text must not close its <script> or <style> early.
+// Inlined code (the report's own script and style sheet) must not close
+// its <script> or <style> early.
 std::string inline_safe(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -37,6 +38,7 @@ std::string inline_safe(std::string_view s) {
   return out;
 }
 
+// Text in an element or a quoted attribute.
 std::string html_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -44,10 +46,32 @@ std::string html_escape(std::string_view s) {
     else if (c == '>') out += "&gt;";
     else if (c == '&') out += "&amp;";
     else if (c == '"') out += "&quot;";
+    else if (c == '\'') out += "&#39;";
     else out += c;
   }
   return out;
 }
+
+}  // namespace
+
+std::string json_for_script(std::string_view json) {
+  // JSON has '<', '>' and '&' only inside strings, where \u escapes mean
+  // the same characters to JSON.parse; with none left, nothing in the data
+  // can end the <script> element ("</script"), open an HTML comment that
+  // swallows the page ("<!--" then "<script>"), or start a character
+  // reference.
+  std::string out;
+  out.reserve(json.size());
+  for (char c : json) {
+    if (c == '<') out += "\\u003c";
+    else if (c == '>') out += "\\u003e";
+    else if (c == '&') out += "\\u0026";
+    else out += c;
+  }
+  return out;
+}
+
+namespace {
 
 // a op b on equal timestamps.
 template <typename Op>
@@ -176,7 +200,7 @@ std::string html_report(std::string_view title, std::string_view data_json, std:
   if (!banner.empty()) o += "<p class=\"banner\" id=\"simulated\">" + html_escape(banner) + "</p>\n";
   o += "<main id=\"report\"><noscript>This report draws its charts with JavaScript.</noscript></main>\n"
        "<script type=\"application/json\" id=\"gpulens-data\">";
-  o += inline_safe(data_json);
+  o += json_for_script(data_json);
   o += "</script>\n<script>\n";
   if (js) o += inline_safe(js->body);
   o += "\n</script>\n</body></html>\n";

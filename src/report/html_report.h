@@ -26,10 +26,16 @@
 
 namespace gpulens::report {
 
-// The page: `data_json` must be a JSON object with a "kind" key. A non-empty
-// `banner` (diagnose::simulated_banner) heads the page in plain HTML, shown
-// even where the script does not run.
+// The page: `data_json` must be a JSON object with a "kind" key. It is
+// inlined through json_for_script, the title HTML-escaped: strings from
+// outside (kernel names, labels, host names) cannot break the page. A
+// non-empty `banner` (diagnose::simulated_banner) heads the page in plain
+// HTML, shown even where the script does not run.
 std::string html_report(std::string_view title, std::string_view data_json, std::string_view banner = {});
+
+// JSON made safe to inline in a <script> element: '<', '>' and '&' written
+// as \u escapes (the same data to JSON.parse).
+std::string json_for_script(std::string_view json);
 
 // One finding's evidence signal over the window, at most kMaxPlotPoints
 // points (bucket means).

@@ -39,7 +39,7 @@ bool is_bcrypt_hash(std::string_view h) {
 int bcrypt_cost(std::string_view h) { return (h[4] - '0') * 10 + (h[5] - '0'); }
 
 bool bcrypt_matches(std::string_view password, std::string_view hash) {
-  if (!is_bcrypt_hash(hash)) return false;
+  if (!is_bcrypt_hash(hash) || bcrypt_cost(hash) > kMaxBcryptCost) return false;
   // crypt_r reads a C string: a NUL inside the password would cut it short,
   // so such a password matches nothing.
   if (password.find('\0') != std::string_view::npos) return false;

@@ -99,6 +99,7 @@ HeadParse parse_request_head(std::string_view buf, const RequestLimits& limits, 
   head.keep_alive = !head.http10;
 
   bool have_length = false;
+  int hosts = 0;
   std::string_view rest = buf.substr(line_end + 2, end + 2 - (line_end + 2));
   while (!rest.empty()) {
     const size_t e = rest.find("\r\n");
@@ -133,8 +134,12 @@ HeadParse parse_request_head(std::string_view buf, const RequestLimits& limits, 
       have_length = true;
     } else if (ascii_iequals(name, "transfer-encoding")) {
       return refuse(501, "transfer codings (chunked request bodies) are not supported; send Content-Length");
+    } else if (ascii_iequals(name, "host") && ++hosts > 1) {
+      return refuse(400, "more than one Host header");  // RFC 9112 3.2
     }
   }
+  // RFC 9112 3.2: an HTTP/1.1 request without Host is refused (1.0 may omit it).
+  if (hosts == 0 && !head.http10) return refuse(400, "no Host header (HTTP/1.1 requires one)");
   return {HeadParse::kComplete, 0, {}};
 }
 

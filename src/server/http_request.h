@@ -2,7 +2,8 @@
 //
 // A pure function over the bytes received so far: it says whether the head
 // is complete, incomplete (read more), or refused with the status the server
-// must answer (400 malformed, 414 URL too long, 431 head too large or too
+// must answer (400 malformed, or an HTTP/1.1 request with no Host or two
+// Host headers, RFC 9112 3.2; 414 URL too long, 431 head too large or too
 // many header lines, 501 transfer coding). Refusals happen as early as the
 // bytes allow: a request line longer than the URL limit is refused before
 // its end arrives, a head over the size limit before its blank line does.

@@ -66,16 +66,16 @@ struct AuthServer {
 TEST(HttpServerAuth, EveryRouteNeedsTheRightPassword) {
   AuthServer s;
   const int port = s.server->port();
-  std::string r = roundtrip(port, "GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n");
+  std::string r = roundtrip(port, "GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
   EXPECT_NE(r.find("HTTP/1.1 401 Unauthorized"), std::string::npos) << r;
   EXPECT_NE(r.find("WWW-Authenticate: Basic\r\n"), std::string::npos);
   EXPECT_EQ(r.find("hello"), std::string::npos);
-  r = roundtrip(port, std::string("GET /api/v1/current HTTP/1.1\r\n") + kBad + "Connection: close\r\n\r\n");
+  r = roundtrip(port, std::string("GET /api/v1/current HTTP/1.1\r\nHost: t\r\n") + kBad + "Connection: close\r\n\r\n");
   EXPECT_NE(r.find("401"), std::string::npos);
   // An unknown user is refused too (and costs a bcrypt run like a known one).
-  r = roundtrip(port, "GET / HTTP/1.1\r\nAuthorization: Basic bWFsbG9yeTpmYWtlcGFzc3dvcmQ=\r\nConnection: close\r\n\r\n");
+  r = roundtrip(port, "GET / HTTP/1.1\r\nHost: t\r\nAuthorization: Basic bWFsbG9yeTpmYWtlcGFzc3dvcmQ=\r\nConnection: close\r\n\r\n");
   EXPECT_NE(r.find("401"), std::string::npos);
-  r = roundtrip(port, std::string("GET /metrics HTTP/1.1\r\n") + kGood + "Connection: close\r\n\r\n");
+  r = roundtrip(port, std::string("GET /metrics HTTP/1.1\r\nHost: t\r\n") + kGood + "Connection: close\r\n\r\n");
   EXPECT_NE(r.find("HTTP/1.1 200 OK"), std::string::npos) << r;
   EXPECT_NE(r.find("hello /metrics"), std::string::npos);
   EXPECT_EQ(s.calls, 1);  // the handler never saw a refused request
@@ -86,10 +86,10 @@ TEST(HttpServerAuth, VerifiedCredentialsAreCachedSoRepeatsCostNoBcrypt) {
   AuthServer s;
   const int port = s.server->port();
   std::string pipelined;
-  for (int i = 0; i < 5; ++i) pipelined += std::string("GET /metrics HTTP/1.1\r\n") + kGood + "\r\n";
-  pipelined += std::string("GET /metrics HTTP/1.1\r\n") + kGood + "Connection: close\r\n\r\n";
+  for (int i = 0; i < 5; ++i) pipelined += std::string("GET /metrics HTTP/1.1\r\nHost: t\r\n") + kGood + "\r\n";
+  pipelined += std::string("GET /metrics HTTP/1.1\r\nHost: t\r\n") + kGood + "Connection: close\r\n\r\n";
   EXPECT_EQ(count(roundtrip(port, pipelined), "HTTP/1.1 200 OK"), 6u);
-  for (int i = 0; i < 3; ++i) roundtrip(port, std::string("GET /x HTTP/1.1\r\n") + kBad + "Connection: close\r\n\r\n");
+  for (int i = 0; i < 3; ++i) roundtrip(port, std::string("GET /x HTTP/1.1\r\nHost: t\r\n") + kBad + "Connection: close\r\n\r\n");
   const auto st = s.server->stats();
   EXPECT_EQ(st.bcrypt_runs, 2u);  // one for the right password, one for the wrong one
   EXPECT_EQ(st.unauthorized, 3u);
@@ -98,11 +98,11 @@ TEST(HttpServerAuth, VerifiedCredentialsAreCachedSoRepeatsCostNoBcrypt) {
 TEST(HttpServerAuth, A401KeepsTheConnectionAndABodyIsNeverRead) {
   AuthServer s;
   const int port = s.server->port();
-  std::string r = roundtrip(port, "GET /a HTTP/1.1\r\n\r\n" + std::string("GET /b HTTP/1.1\r\n") + kGood +
+  std::string r = roundtrip(port, "GET /a HTTP/1.1\r\nHost: t\r\n\r\n" + std::string("GET /b HTTP/1.1\r\nHost: t\r\n") + kGood +
                                      "Connection: close\r\n\r\n");
   EXPECT_NE(r.find("401"), std::string::npos);
   EXPECT_NE(r.find("hello /b"), std::string::npos) << r;
-  r = roundtrip(port, "POST /push HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello");
+  r = roundtrip(port, "POST /push HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello");
   EXPECT_NE(r.find("401"), std::string::npos);
   EXPECT_NE(r.find("Connection: close"), std::string::npos);
   EXPECT_EQ(s.calls, 1);
@@ -111,8 +111,8 @@ TEST(HttpServerAuth, A401KeepsTheConnectionAndABodyIsNeverRead) {
 TEST(HttpServerAuth, RateLimitAnswers429BeforeAuth) {
   AuthServer s("rate_limit: {interval: 1h, burst: 2}\n");
   const int port = s.server->port();
-  std::string req = std::string("GET /m HTTP/1.1\r\n") + kGood + "\r\n";
-  std::string r = roundtrip(port, req + req + req + std::string("GET /m HTTP/1.1\r\n") + kGood + "Connection: close\r\n\r\n");
+  std::string req = std::string("GET /m HTTP/1.1\r\nHost: t\r\n") + kGood + "\r\n";
+  std::string r = roundtrip(port, req + req + req + std::string("GET /m HTTP/1.1\r\nHost: t\r\n") + kGood + "Connection: close\r\n\r\n");
   EXPECT_EQ(count(r, "HTTP/1.1 200 OK"), 2u) << r;
   EXPECT_EQ(count(r, "HTTP/1.1 429 Too Many Requests"), 2u);
   EXPECT_EQ(s.server->stats().too_many, 2u);
@@ -120,20 +120,20 @@ TEST(HttpServerAuth, RateLimitAnswers429BeforeAuth) {
 
 TEST(HttpServerAuth, EveryAnswerCarriesTheSecurityHeaders) {
   AuthServer s("http_server_config:\n  headers:\n    X-Frame-Options: sameorigin\n    Strict-Transport-Security: max-age=60\n");
-  std::string r = roundtrip(s.server->port(), std::string("GET / HTTP/1.1\r\n") + kGood + "Connection: close\r\n\r\n");
+  std::string r = roundtrip(s.server->port(), std::string("GET / HTTP/1.1\r\nHost: t\r\n") + kGood + "Connection: close\r\n\r\n");
   EXPECT_NE(r.find("X-Content-Type-Options: nosniff\r\n"), std::string::npos);
   EXPECT_NE(r.find("X-Frame-Options: sameorigin\r\n"), std::string::npos);  // the web config's value wins
   EXPECT_EQ(r.find("X-Frame-Options: DENY"), std::string::npos);
   EXPECT_NE(r.find("Strict-Transport-Security: max-age=60\r\n"), std::string::npos);
   EXPECT_NE(r.find("frame-ancestors 'none'"), std::string::npos);
-  r = roundtrip(s.server->port(), "GET / HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n");
+  r = roundtrip(s.server->port(), "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999\r\n\r\n");
   EXPECT_NE(r.find("X-Content-Type-Options: nosniff"), std::string::npos) << r;  // errors too
 }
 
 TEST(HttpServerAuth, PlainServerSendsTheDefaultHeaders) {
   HttpServer server({.listen = "127.0.0.1:0"}, [](const ServerRequest&, ServerResponse& res) { res.body = "x"; });
   ASSERT_TRUE(server.start().is_ok());
-  std::string r = roundtrip(server.port(), "GET / HTTP/1.1\r\nConnection: close\r\n\r\n");
+  std::string r = roundtrip(server.port(), "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
   EXPECT_NE(r.find("X-Content-Type-Options: nosniff\r\n"), std::string::npos);
   EXPECT_NE(r.find("Referrer-Policy: no-referrer\r\n"), std::string::npos);
   EXPECT_EQ(r.find("Access-Control-Allow-Origin"), std::string::npos);

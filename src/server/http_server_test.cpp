@@ -62,7 +62,7 @@ TEST(HttpServer, AnswersGetWithKeepAlive) {
 
 TEST(HttpServer, HeadHasNoBody) {
   Server s;
-  std::string r = exchange(s.server.port(), "HEAD /x HTTP/1.1\r\nConnection: close\r\n\r\n");
+  std::string r = exchange(s.server.port(), "HEAD /x HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
   EXPECT_NE(r.find("Content-Length: 4"), std::string::npos);
   EXPECT_EQ(r.find("/x|"), std::string::npos);
 }
@@ -70,10 +70,10 @@ TEST(HttpServer, HeadHasNoBody) {
 TEST(HttpServer, RefusesGarbage) {
   Server s;
   EXPECT_NE(exchange(s.server.port(), "\x01\x02garbage\r\n\r\n").find("400"), std::string::npos);
-  EXPECT_NE(exchange(s.server.port(), "GET / HTTP/1.1\r\nno colon here\r\n\r\n").find("400"), std::string::npos);
-  EXPECT_NE(exchange(s.server.port(), "PATCH / HTTP/1.1\r\n\r\n").find("405"), std::string::npos);
-  EXPECT_NE(exchange(s.server.port(), "GET / HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n").find("413"), std::string::npos);
-  EXPECT_NE(exchange(s.server.port(), "GET / HTTP/1.1\r\nX: " + std::string(40000, 'a')).find("431"),
+  EXPECT_NE(exchange(s.server.port(), "GET / HTTP/1.1\r\nHost: t\r\nno colon here\r\n\r\n").find("400"), std::string::npos);
+  EXPECT_NE(exchange(s.server.port(), "PATCH / HTTP/1.1\r\nHost: t\r\n\r\n").find("405"), std::string::npos);
+  EXPECT_NE(exchange(s.server.port(), "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999\r\n\r\n").find("413"), std::string::npos);
+  EXPECT_NE(exchange(s.server.port(), "GET / HTTP/1.1\r\nHost: t\r\nX: " + std::string(40000, 'a')).find("431"),
             std::string::npos);
   // Still serving afterwards.
   EXPECT_NE(exchange(s.server.port(), "GET /ok HTTP/1.0\r\n\r\n").find("/ok"), std::string::npos);
@@ -87,11 +87,11 @@ TEST(HttpServer, PutAndDeleteSeeTheirHeadersAndBody) {
   });
   ASSERT_TRUE(server.start().is_ok());
   std::string r = exchange(server.port(),
-                           "PUT /metrics/job/a HTTP/1.1\r\nContent-Type: text/plain; version=0.0.4\r\n"
+                           "PUT /metrics/job/a HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain; version=0.0.4\r\n"
                            "Content-Encoding: gzip\r\nAuthorization: Bearer s3cret\r\nContent-Length: 4\r\n"
                            "Connection: close\r\n\r\nx 1\n");
   EXPECT_NE(r.find("PUT|text/plain; version=0.0.4|gzip|Bearer s3cret|x 1\n"), std::string::npos) << r;
-  r = exchange(server.port(), "DELETE /metrics/job/a HTTP/1.1\r\nConnection: close\r\n\r\n");
+  r = exchange(server.port(), "DELETE /metrics/job/a HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
   EXPECT_NE(r.find("HTTP/1.1 202 Accepted"), std::string::npos) << r;
   EXPECT_NE(r.find("DELETE||||"), std::string::npos) << r;
 }
@@ -105,13 +105,13 @@ TEST(HttpServer, BodyLimitPerRoute) {
                     [](const ServerRequest& req, ServerResponse& res) { res.body = std::to_string(req.body.size()); });
   ASSERT_TRUE(server.start().is_ok());
   const std::string two_mib(2 << 20, 'a');
-  std::string r = exchange(server.port(), "POST /big HTTP/1.1\r\nConnection: close\r\nContent-Length: " +
+  std::string r = exchange(server.port(), "POST /big HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: " +
                                               std::to_string(two_mib.size()) + "\r\n\r\n" + two_mib);
   EXPECT_NE(r.find("\r\n\r\n2097152"), std::string::npos) << r.substr(0, 200);
-  r = exchange(server.port(), "POST /small HTTP/1.1\r\nContent-Length: 17\r\n\r\n" + std::string(17, 'a'));
+  r = exchange(server.port(), "POST /small HTTP/1.1\r\nHost: t\r\nContent-Length: 17\r\n\r\n" + std::string(17, 'a'));
   EXPECT_NE(r.find("413"), std::string::npos) << r;
   EXPECT_NE(r.find("limit of 16 bytes for /small"), std::string::npos) << r;
-  r = exchange(server.port(), "POST /big HTTP/1.1\r\nContent-Length: 9000000\r\n\r\n");
+  r = exchange(server.port(), "POST /big HTTP/1.1\r\nHost: t\r\nContent-Length: 9000000\r\n\r\n");
   EXPECT_NE(r.find("limit of 4194304 bytes"), std::string::npos) << r;
 }
 
@@ -174,7 +174,7 @@ HttpServerOptions fast() {
 TEST(HttpServer, HeadersReachTheHandler) {
   Bounded b(fast());
   Client c(b.server.port());
-  c.send_all("POST /echo HTTP/1.1\r\nX-Scope-OrgID: tenant-1\r\nContent-Length: 2\r\n\r\nhi");
+  c.send_all("POST /echo HTTP/1.1\r\nHost: t\r\nX-Scope-OrgID: tenant-1\r\nContent-Length: 2\r\n\r\nhi");
   EXPECT_NE(c.read(3000, "hi|tenant-1").find("hi|tenant-1"), std::string::npos);
 }
 
@@ -199,7 +199,7 @@ TEST(HttpServer, DrippedHeadIsDroppedWith408) {
 TEST(HttpServer, UnfinishedBodyIsDroppedWith408) {
   Bounded b(fast());
   Client c(b.server.port());
-  c.send_all("POST /echo HTTP/1.1\r\nContent-Length: 1000\r\n\r\nonly this");
+  c.send_all("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\nonly this");
   bool closed = false;
   std::string got = c.read(3000, "", &closed);
   EXPECT_NE(got.find("408"), std::string::npos) << got;
@@ -209,7 +209,7 @@ TEST(HttpServer, UnfinishedBodyIsDroppedWith408) {
 TEST(HttpServer, IdleKeepAliveIsClosed) {
   Bounded b(fast());
   Client c(b.server.port());
-  c.send_all("GET / HTTP/1.1\r\n\r\n");
+  c.send_all("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
   bool closed = false;
   std::string got = c.read(3000, "", &closed);
   EXPECT_NE(got.find("200 OK"), std::string::npos);
@@ -222,17 +222,17 @@ TEST(HttpServer, BodyLimitDefaultsAndRoutes) {
     return method == "POST" && path == "/echo" ? 10 : 0;
   };
   Bounded b(o);
-  EXPECT_NE(exchange(b.server.port(), "POST /echo HTTP/1.1\r\nContent-Length: 11\r\n\r\n").find("413"),
+  EXPECT_NE(exchange(b.server.port(), "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 11\r\n\r\n").find("413"),
             std::string::npos);
-  EXPECT_NE(exchange(b.server.port(), "POST /other HTTP/1.1\r\nContent-Length: 1\r\n\r\nx").find("413"),
+  EXPECT_NE(exchange(b.server.port(), "POST /other HTTP/1.1\r\nHost: t\r\nContent-Length: 1\r\n\r\nx").find("413"),
             std::string::npos);
-  EXPECT_NE(exchange(b.server.port(), "POST /echo HTTP/1.1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+  EXPECT_NE(exchange(b.server.port(), "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
                 .find("ok|"),
             std::string::npos);
   // Defaults: 4 KiB for a GET, 1 MiB for a POST.
   Bounded d(fast());
-  EXPECT_NE(exchange(d.server.port(), "GET / HTTP/1.1\r\nContent-Length: 4097\r\n\r\n").find("413"), std::string::npos);
-  EXPECT_NE(exchange(d.server.port(), "POST / HTTP/1.1\r\nContent-Length: 1048577\r\n\r\n").find("413"),
+  EXPECT_NE(exchange(d.server.port(), "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 4097\r\n\r\n").find("413"), std::string::npos);
+  EXPECT_NE(exchange(d.server.port(), "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 1048577\r\n\r\n").find("413"),
             std::string::npos);
 }
 
@@ -242,10 +242,10 @@ TEST(HttpServer, AnnouncedBodiesShareOneBudget) {
   o.max_total_body_bytes = 100 * 1024;
   Bounded b(o);
   Client first(b.server.port());
-  first.send_all("POST /echo HTTP/1.1\r\nContent-Length: 60000\r\n\r\nabc");
+  first.send_all("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 60000\r\n\r\nabc");
   first.read(200);  // let the server see it
   Client second(b.server.port());
-  second.send_all("POST /echo HTTP/1.1\r\nContent-Length: 60000\r\n\r\nabc");
+  second.send_all("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 60000\r\n\r\nabc");
   EXPECT_NE(second.read(3000, "\n\n").find("503 Service Unavailable"), std::string::npos);
   // The first upload, finished, is still answered.
   first.send_all(std::string(60000 - 3, 'z'));
@@ -296,7 +296,7 @@ TEST(HttpServer, FullServerEvictsTheLongestWaitingHead) {
     slow.back()->send_all("GET /slow HT");
   }
   slow.back()->read(200);
-  std::string got = exchange(b.server.port(), "GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n");
+  std::string got = exchange(b.server.port(), "GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
   EXPECT_NE(got.find("200 OK"), std::string::npos) << got;
   EXPECT_GE(b.server.stats().evicted, 12u);
   EXPECT_LE(b.server.stats().open, 8u);
@@ -312,7 +312,7 @@ TEST(HttpServer, FullServerKeepsAScrapersKeptAliveConnection) {
   o.reserved_connections = 2;
   Bounded b(o);
   Client scraper(b.server.port());
-  scraper.send_all("GET /metrics HTTP/1.1\r\n\r\n");
+  scraper.send_all("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n");
   ASSERT_NE(scraper.read(3000, "xxx").find("200 OK"), std::string::npos);
   std::vector<std::unique_ptr<Client>> flood;
   for (int i = 0; i < 30; ++i) {
@@ -321,7 +321,7 @@ TEST(HttpServer, FullServerKeepsAScrapersKeptAliveConnection) {
   }
   flood.back()->read(200);
   EXPECT_GE(b.server.stats().evicted, 20u);
-  scraper.send_all("GET /metrics HTTP/1.1\r\n\r\n");
+  scraper.send_all("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n");
   std::string got = scraper.read(3000, "xxx");
   EXPECT_NE(got.find("200 OK"), std::string::npos) << "the scraper's connection was dropped: " << got;
 }
@@ -335,21 +335,21 @@ TEST(HttpServer, FullOfWorkAnswers503WithAStatusLine) {
   std::vector<std::unique_ptr<Client>> up;
   for (int i = 0; i < 3; ++i) {
     up.push_back(std::make_unique<Client>(b.server.port()));
-    up.back()->send_all("POST /echo HTTP/1.1\r\nContent-Length: 100\r\n\r\nx");
+    up.back()->send_all("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nx");
   }
   up.back()->read(200);
   // The fourth upload would take the reserved slot.
   Client fourth(b.server.port());
-  fourth.send_all("POST /echo HTTP/1.1\r\nContent-Length: 100\r\n\r\nx");
+  fourth.send_all("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nx");
   EXPECT_NE(fourth.read(3000, "\n\n").find("503 Service Unavailable"), std::string::npos);
   // A scrape still gets the reserved slot...
   Client scrape(b.server.port());
-  scrape.send_all("GET /metrics HTTP/1.1\r\n\r\n");
+  scrape.send_all("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n");
   EXPECT_NE(scrape.read(3000, "xxx").find("200 OK"), std::string::npos);
   // ... and with every slot busy a further client gets a status line.
   b.body_size = 64 << 20;
   Client hog(b.server.port(), 4096);
-  hog.send_all("GET /big HTTP/1.1\r\n\r\n");
+  hog.send_all("GET /big HTTP/1.1\r\nHost: t\r\n\r\n");
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its big answer is now queued, unread
   Client late(b.server.port());
   std::string got = late.read(3000, "\n\n");

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 namespace gpulens {
 namespace {
@@ -196,6 +197,35 @@ Result<std::shared_ptr<const TlsContext>> make_tls_context(const TlsServerConfig
   }
   ERR_clear_error();
   return std::shared_ptr<const TlsContext>(std::move(out));
+}
+
+Status check_certificate_dates(const TlsServerConfig& t, int64_t now_s) {
+  const std::string what = t.cert_file.empty() ? std::string("tls_server_config.cert")
+                                               : "tls_server_config.cert_file " + t.cert_file;
+  std::unique_ptr<BIO, BioFree> bio(t.cert_file.empty() ? BIO_new_mem_buf(t.cert.data(), static_cast<int>(t.cert.size()))
+                                                        : BIO_new_file(t.cert_file.c_str(), "r"));
+  if (!bio) return not_found(what + ": cannot read: " + ssl_error());
+  X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr);
+  if (cert == nullptr) return invalid_argument(what + ": no PEM certificate: " + ssl_error());
+  std::unique_ptr<X509, void (*)(X509*)> owned(cert, X509_free);
+  auto date = [](const ASN1_TIME* a) {
+    tm when{};
+    if (ASN1_TIME_to_tm(a, &when) != 1) return std::string("an unreadable date");
+    char b[32];
+    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &when);
+    return std::string(b);
+  };
+  time_t now = static_cast<time_t>(now_s);
+  const int after = X509_cmp_time(X509_get0_notAfter(cert), &now);   // -1: before now, 0: unreadable
+  const int before = X509_cmp_time(X509_get0_notBefore(cert), &now);
+  if (after == 0 || before == 0) return invalid_argument(what + ": the certificate's validity dates are unreadable");
+  if (after < 0) {
+    return invalid_argument(what + ": the certificate expired on " + date(X509_get0_notAfter(cert)));
+  }
+  if (before > 0) {
+    return invalid_argument(what + ": the certificate is not valid before " + date(X509_get0_notBefore(cert)));
+  }
+  return Status::ok();
 }
 
 }  // namespace gpulens

@@ -22,6 +22,7 @@
 // makes a new one when the files change.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,5 +57,12 @@ class TlsContext {
 // match), the client CA; applies versions, suites and curves. Errors name the
 // key and the file.
 Result<std::shared_ptr<const TlsContext>> make_tls_context(const TlsServerConfig& config);
+
+// The server certificate (cert_file or cert; its first certificate) is
+// valid at `now_s` (Unix seconds): not expired, not yet to come. The error
+// names the file and the date, "tls_server_config.cert_file server.crt:
+// the certificate expired on 2024-01-01T00:00:00Z". check-config runs it;
+// the server itself keeps serving a certificate that expires while it runs.
+Status check_certificate_dates(const TlsServerConfig& config, int64_t now_s);
 
 }  // namespace gpulens

@@ -133,6 +133,12 @@ void read_users(const yaml::Reader& r, const YAML::Node& n, WebConfig& c) {
                             ": not a bcrypt hash ($2a$, $2b$ or $2y$, cost 04-31, 60 characters; "
                             "make one with: htpasswd -nBC 10 \"\" | tr -d ':\\n')");
     }
+    if (bcrypt_cost(hash) > kMaxBcryptCost) {
+      r.fail(kv.second, p + "." + user + ": bcrypt cost " + std::to_string(bcrypt_cost(hash)) + " is above " +
+                            std::to_string(kMaxBcryptCost) +
+                            ", the most gpulens accepts (each step doubles the time of a login check; "
+                            "cost 10 takes ~70 ms): make a new hash with htpasswd -nBC 10");
+    }
     if (!c.users.emplace(user, hash).second) r.fail(kv.first, p + ": user \"" + user + "\" given twice");
   }
 }

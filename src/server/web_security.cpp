@@ -102,4 +102,12 @@ Status check_web_config_file(const std::string& path) {
   return sec ? Status::ok() : sec.status();
 }
 
+Status check_web_config_dates(const std::string& path, int64_t now_s) {
+  auto config = load_web_config(path);
+  if (!config) return config.status();
+  if (!config->tls_enabled) return Status::ok();
+  if (Status s = check_certificate_dates(config->tls, now_s); !s) return Status(s.code(), path + ": " + s.message());
+  return Status::ok();
+}
+
 }  // namespace gpulens

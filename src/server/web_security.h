@@ -68,5 +68,8 @@ class WebSecurity {
 // Loads and fully checks a web config file (certificates and keys too), as
 // `serve` would: for check-config. Errors name the file (and line).
 Status check_web_config_file(const std::string& path);
+// check-config's extra check: the server certificate is valid at `now_s`
+// (check_certificate_dates); ok without TLS.
+Status check_web_config_dates(const std::string& path, int64_t now_s);
 
 }  // namespace gpulens

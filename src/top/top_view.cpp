@@ -9,6 +9,7 @@
 
 #include "diagnose/report_format.h"
 #include "util/duration.h"
+#include "util/terminal_text.h"
 
 namespace gpulens::top {
 namespace {
@@ -29,8 +30,12 @@ bool continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x8
 class Line {
  public:
   Line(int width, bool colour) : width_(width), colour_(colour) {}
-  Line& add(std::string_view s, const char* style = nullptr) {
-    if (col_ >= width_ || s.empty()) return *this;
+  // Every piece of text passes the terminal rule here, so a name or label
+  // from the agent cannot carry an escape sequence onto the screen.
+  Line& add(std::string_view text, const char* style = nullptr) {
+    if (col_ >= width_ || text.empty()) return *this;
+    const std::string safe = terminal_safe(text);
+    const std::string_view s = safe;
     size_t end = 0;
     int cols = 0;
     while (end < s.size() && cols < width_ - col_) {
@@ -374,7 +379,7 @@ Screen render(const TopModel& m, const ViewOptions& o) {
   if (o.height <= 0) {
     s.lines = std::move(top);
     s.lines.insert(s.lines.end(), body.begin(), body.end());
-    if (!o.status.empty()) s.lines.push_back(o.status);
+    if (!o.status.empty()) s.lines.push_back(terminal_safe(o.status));
     return s;
   }
   const int visible = std::max(0, o.height - static_cast<int>(top.size()) - 1);

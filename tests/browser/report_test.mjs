@@ -6,7 +6,8 @@
 //                                                       per-rank charts with their series (stacked:
 //                                                       the legend lists the top of the stack first)
 // Every request is blocked and counted: a report must render from its own
-// file. No console error. Exits 1 with the reason on the first failed check.
+// file. No console error. No script from the data runs (window.__pwned stays
+// unset); with REPORT_SHOWS=TEXT the page must show TEXT as text. Exits 1 with the reason on the first failed check.
 import { chromium } from "playwright-core";
 import { pathToFileURL } from "node:url";
 
@@ -65,6 +66,15 @@ try {
     const top = await page.$$eval("section.rank table.top tr", (els) => els.length);
     if (top < ranks * 2) fail("top kernels missing");
     console.log(`PASS: ${ranks} ranks, across-ranks breakdown, kernel types, idle by cause, top kernels`);
+  }
+  // Strings from outside (kernel names, labels) are data, never markup: no
+  // script of theirs ran, and the text shows as written (REPORT_SHOWS).
+  const pwned = await page.evaluate(() => window.__pwned);
+  if (pwned !== undefined) fail(`a script from the report's data ran (window.__pwned = ${pwned})`);
+  if (process.env.REPORT_SHOWS) {
+    const text = await page.evaluate(() => document.body.textContent);
+    if (!text.includes(process.env.REPORT_SHOWS)) fail(`the page does not show ${JSON.stringify(process.env.REPORT_SHOWS)} as text`);
+    console.log("PASS: the hostile string shows as text, no script of it ran");
   }
   if (errors.length) fail("console errors: " + errors.join(" | "));
   if (requests.length) fail("the report made requests: " + requests.join(", "));

@@ -3,7 +3,10 @@
 # opened from disk with every request blocked: `diagnose --format html` on a
 # recording of thermal-throttle-one-gpu (the finding on GPU 5 only, its
 # evidence plotted with thresholds, waste per cause) and `trace --format html`
-# on the two ranks of a real DLRM trace (per rank and across ranks).
+# on the two ranks of a real DLRM trace (per rank and across ranks); and a
+# trace whose kernel names are hostile HTML ("<!--<script>", "</script>",
+# quotes, an onerror attribute): the report still renders, shows the name
+# as text, and no script of it runs.
 #   report_html_test.sh GPULENS SOURCE_DIR BUILD_DIR
 set -euo pipefail
 GPULENS=$1 SRC=$2 BUILD=$3
@@ -28,3 +31,22 @@ node "$mods/report_test.mjs" diagnose "$STACK/diagnose.html" 5 thermal_throttle 
 "$GPULENS" trace "$SRC"/tests/data/traces/dlrm_kineto/worker*.json --format html -o "$STACK/trace.html" 2>"$STACK/trace.log" ||
   stack_fail "trace --format html failed"
 node "$mods/report_test.mjs" trace "$STACK/trace.html" 2 || stack_fail "trace report in chromium"
+
+# Hostile kernel names: the kernel with the most GPU time of one DLRM rank
+# renamed (so it heads the rank's top-kernels table).
+hostile='<!--<script>window.__pwned=1</script>"><img src=x onerror="window.__pwned=2">'"'"'&amp;'
+HOSTILE=$hostile python3 -c '
+import collections, json, os, sys
+d = json.load(sys.stdin)
+ev = d["traceEvents"] if isinstance(d, dict) else d
+time = collections.Counter()
+for e in ev:
+    if e.get("cat") == "kernel": time[e.get("name")] += e.get("dur", 0)
+top = time.most_common(1)[0][0]
+for e in ev:
+    if e.get("name") == top: e["name"] = os.environ["HOSTILE"]
+json.dump(d, sys.stdout)' <"$(ls "$SRC"/tests/data/traces/dlrm_kineto/worker0*.json)" >"$STACK/hostile.json"
+"$GPULENS" trace "$STACK/hostile.json" --format html -o "$STACK/hostile.html" 2>"$STACK/hostile.log" ||
+  stack_fail "trace --format html on the hostile trace failed"
+grep -q '<!--<script>' "$STACK/hostile.html" && stack_fail "the hostile name is in the page raw"
+REPORT_SHOWS=$hostile node "$mods/report_test.mjs" trace "$STACK/hostile.html" 1 || stack_fail "hostile trace report in chromium"

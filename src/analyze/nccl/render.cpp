@@ -3,19 +3,13 @@
 
 #include <cstdio>
 
+#include "util/json.h"
+#include "util/terminal_text.h"
+
 namespace gpulens::nccl {
 namespace {
 
-// Length of the valid UTF-8 sequence at s[i], 0 if invalid.
-size_t utf8_len(std::string_view s, size_t i) {
-  auto c = static_cast<unsigned char>(s[i]);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return 0;
-  }
-  return n;
-}
+using gpulens::json_string;
 
 template <typename T>
 std::string opt(const std::optional<T>& v) {
@@ -53,34 +47,6 @@ std::string joined(const std::vector<std::string>& v, const char* sep = ", ") {
 
 }  // namespace
 
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else if (c >= 0x80) {
-      size_t n = utf8_len(s, i);
-      if (n == 0) {
-        out += "\xEF\xBF\xBD";
-        ++i;
-        continue;
-      }
-      out.append(s.substr(i, n));
-      i += n;
-      continue;
-    } else {
-      out += static_cast<char>(c);
-    }
-    ++i;
-  }
-  return out + "\"";
-}
 
 std::string render_json(const Report& r) {
   std::string o = "{\n";
@@ -204,7 +170,7 @@ std::string render_text(const Report& r, bool color) {
   if (in.overlong_lines) o += ", cut " + std::to_string(in.overlong_lines) + " overlong lines";
   if (in.unparsed_channel_lines) o += ", " + std::to_string(in.unparsed_channel_lines) + " damaged channel lines ignored";
   if (in.dropped_edges) o += ", " + std::to_string(in.dropped_edges) + " connections beyond the tracking cap";
-  return o + "\n";
+  return terminal_safe(o + "\n", kTerminalLayout);  // log text from outside: no escapes
 }
 
 }  // namespace gpulens::nccl

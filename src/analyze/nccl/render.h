@@ -15,7 +15,4 @@ namespace gpulens::nccl {
 std::string render_text(const Report& r, bool color);
 std::string render_json(const Report& r);
 
-// s as a JSON string literal (quotes included); invalid UTF-8 becomes U+FFFD.
-std::string json_string(std::string_view s);
-
 }  // namespace gpulens::nccl

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "util/json.h"
+#include "util/terminal_text.h"
+
 namespace gpulens::trace {
 namespace {
 
@@ -13,23 +16,7 @@ class Json {
  public:
   std::string out;
 
-  void str(std::string_view s) {
-    out += '"';
-    for (char c : s) {
-      auto u = static_cast<unsigned char>(c);
-      if (c == '"' || c == '\\') {
-        out += '\\';
-        out += c;
-      } else if (u < 0x20) {
-        char b[8];
-        std::snprintf(b, sizeof b, "\\u%04x", u);
-        out += b;
-      } else {
-        out += c;
-      }
-    }
-    out += '"';
-  }
+  void str(std::string_view s) { append_json_string(out, s); }
   void num(double v) {
     if (!std::isfinite(v)) {
       out += "null";
@@ -210,7 +197,7 @@ std::string to_text(const JobReport& job) {
     if (job.stragglers.empty()) o += "no stragglers\n";
     for (const auto& s : job.stragglers) o += "straggler: rank " + std::to_string(s.rank) + " - " + s.reason + "\n";
   }
-  return o;
+  return terminal_safe(o, kTerminalLayout);  // kernel names from the trace: no escapes
 }
 
 }  // namespace gpulens::trace
