@@ -131,7 +131,9 @@ TEST(Catalog, Dcgm49RowsRenameClassicRowsOfTheSameField) {
     const DcgmRow* old = find_dcgm_row(r.renames);
     ASSERT_NE(old, nullptr) << r.name;
     // (NVLink: a counter in the classic name, a rate in the new one.)
-    if (r.field2 == FieldId::kCount) EXPECT_EQ(old->field, r.field) << r.name;
+    if (r.field2 == FieldId::kCount) {
+      EXPECT_EQ(old->field, r.field) << r.name;
+    }
     EXPECT_EQ(old->since, DcgmGeneration::kClassic) << r.name;
     EXPECT_TRUE(dcgm_written(*old, DcgmGeneration::kClassic)) << r.name;
     EXPECT_FALSE(dcgm_written(r, DcgmGeneration::kClassic)) << r.name;

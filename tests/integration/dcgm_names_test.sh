@@ -74,8 +74,8 @@ start_prometheus "$port" "$STACK/prometheus.yml"
 
 for rec in "${cases[@]}"; do
   host=${rec%%_[0-9]*}
-  last=$(grep -v '^#' "$STACK/rec/$rec.om" | awk '{print $NF}' | sort -n | tail -1)
-  first=$(grep -v '^#' "$STACK/rec/$rec.om" | awk '{print $NF}' | sort -n | head -1)
+  read -r first last < <(awk '!/^#/ { t = $NF + 0; if (min == "" || t < min) min = t; if (t > max) max = t }
+                               END { print min, max }' "$STACK/rec/$rec.om")
   step=${rec##*_}
   end=$(( last + 600 ))  # the query ends 10 minutes after the data
   range=$(( end - first ))
