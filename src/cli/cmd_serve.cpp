@@ -54,7 +54,7 @@ Result<std::shared_ptr<push::PushStore>> make_push_store(const AgentConfig& c) {
 // start and again on every SIGHUP.
 struct ServeFlags {
   CommonFlags common;
-  std::string listen, history, remote_write, host_label, web_config;
+  std::string listen, history, remote_write, host_label, web_config, dcgm_naming;
   bool dcgm = false, push = false;
 
   Result<AgentConfig> resolve() const {
@@ -62,12 +62,12 @@ struct ServeFlags {
     if (!config) return config.status();
     const std::pair<const char*, const std::string*> more[] = {
         {"listen", &listen}, {"history", &history}, {"remote_write.url", &remote_write},
-        {"dcgm_hostname_label", &host_label}, {"web_config_file", &web_config}};
+        {"dcgm_hostname_label", &host_label}, {"web_config_file", &web_config}, {"dcgm_naming", &dcgm_naming}};
     for (const auto& [key, value] : more) {
       if (value->empty()) continue;
       if (Status s = set_key(*config, key, *value, find_key(key)->flag); !s) return s;
     }
-    if (dcgm) config->dcgm_names = true;
+    if (dcgm || !dcgm_naming.empty()) config->dcgm_names = true;
     if (push) config->push.enabled = true;
     if (auto problems = validate(*config); !problems.empty()) return invalid_argument(problems.front());
     return config;
@@ -133,7 +133,9 @@ int run_serve(int argc, char** argv) {
   flags.common.add_to(app);
   app.add_option("--listen", flags.listen, "HOST:PORT to serve on (default 127.0.0.1:9400; 0.0.0.0:9400 for all)");
   app.add_option("--history", flags.history, "how much history to keep in memory (default 1h)");
-  app.add_flag("--dcgm-names", flags.dcgm, "also export dcgm-exporter's DCGM_FI_* names and labels");
+  app.add_flag("--dcgm-names{classic}", flags.dcgm_naming,
+               "also export dcgm-exporter's DCGM_FI_* names and labels: classic (alone, the default: dcgm-exporter "
+               "up to 4.8, NVIDIA's dashboard) or 4.9 (--dcgm-names=4.9: DCGM 4.7's names)");
   app.add_option("--dcgm-hostname-label", flags.host_label,
                  "host label of DCGM names: Hostname (dcgm-exporter up to 4.5), hostname (newer), none");
   app.add_option("--remote-write", flags.remote_write,
@@ -173,6 +175,8 @@ int run_serve(int argc, char** argv) {
 
   AgentOptions options{.listen = config->listen, .interval_ms = config->interval_ms, .history_ms = config->history_ms,
                        .dcgm_names = config->dcgm_names,
+                       .dcgm_naming = config->dcgm_naming == "4.9" ? DcgmGeneration::kDcgm49
+                                                                   : DcgmGeneration::kClassic,
                        .dcgm_host_label = config->dcgm_hostname_label == "none" ? DcgmHostLabel::kNone
                                           : config->dcgm_hostname_label == "hostname"
                                               ? DcgmHostLabel::kLowercase

@@ -87,6 +87,7 @@ struct AgentConfig {
   int64_t history_ms = 3600 * 1000;
   std::vector<std::string> sources = {"nvml", "host"};
   bool dcgm_names = false;
+  std::string dcgm_naming = "classic";  // classic or 4.9: the DCGM names written
   std::string dcgm_hostname_label = "Hostname";  // Hostname, hostname or none
   std::vector<std::string> allowed_hosts;  // extra Host names for the web page and API
   std::string web_config_file;  // exporter-toolkit web-config.yml: TLS, basic auth, headers ("" none)

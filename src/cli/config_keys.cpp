@@ -185,6 +185,10 @@ std::vector<ConfigKey> agent_keys() {
           {.choices = source_names(), .flag = "--source"}),
       key("dcgm_names", kBool, FIELD(dcgm_names), "also export dcgm-exporter's DCGM_FI_* names and labels",
           {.flag = "--dcgm-names"}),
+      key("dcgm_naming", kChoice, FIELD(dcgm_naming),
+          "DCGM names written with dcgm_names: classic (dcgm-exporter up to 4.8, what NVIDIA's dashboard 12239 and "
+          "existing alert rules query) or 4.9 (DCGM 4.7's names and units, dcgm-exporter 4.9's defaults)",
+          {.choices = "classic,4.9", .flag = "--dcgm-names=NAMING"}),
       key("dcgm_hostname_label", kChoice, FIELD(dcgm_hostname_label),
           "host label of DCGM names: Hostname (dcgm-exporter up to 4.5), hostname (newer releases), none",
           {.choices = "Hostname,hostname,none", .flag = "--dcgm-hostname-label"}),

@@ -8,6 +8,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include "model/catalog.h"
+
 namespace gpulens::diagnose {
 namespace {
 
@@ -159,6 +161,20 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["nv_inference_count"] = {{.kind = K::kTritonCount, .counter = true}};
     t["nv_inference_request_success"] = {{.kind = K::kTritonSuccess, .counter = true}};
     t["nv_inference_pending_request_count"] = {host(H::kRequestsWaiting)};
+    // dcgm-exporter 4.9's and 4.10's names (DCGM 4.6/4.7): each binds as the
+    // classic name it renames, in its own unit (the catalog rows' scales).
+    for (const DcgmRow& row : dcgm_rows()) {
+      if (row.renames.empty() || row.value == DcgmValue::kLabel) continue;
+      const auto it = t.find(row.renames);
+      const DcgmRow* old = find_dcgm_row(row.renames);
+      if (it == t.end() || old == nullptr || row.scale == 0) continue;
+      std::vector<Binding> b = it->second;
+      for (Binding& x : b) {
+        x.scale *= old->scale / row.scale;
+        if (dcgm_percent_or_ratio(row)) x.transform = T::kPercentOrRatio;
+      }
+      t[row.name] = std::move(b);
+    }
     return t;
   }();
   return table;
@@ -278,7 +294,9 @@ std::vector<Binding> map_series(std::string_view name, LabelSpan labels) {
   }
   if (name.ends_with("network_speed_bytes")) {
     if (!ethernet_device(label_of(labels, "device"))) return {};
-    return {host(H::kNicSpeed)};
+    Binding b = host(H::kNicSpeed);
+    b.negative_is_unknown = true;
+    return {b};
   }
   if (name == "nv_inference_request_summary_us") {
     // Triton's summary: only its p99 (the other quantiles, _sum and _count
@@ -314,7 +332,11 @@ std::string host_key(LabelSpan labels) {
 }
 
 bool SignalSetBuilder::add(std::string_view name, LabelSpan labels, Series points, bool already_rate) {
-  return add_for_host(host_key(labels), name, labels, std::move(points), already_rate);
+  std::string key = host_key(labels);
+  if (!label_of(labels, "hostname").empty() || !label_of(labels, "Hostname").empty()) {
+    if (!named_hosts_.contains(key)) named_hosts_.insert(key);
+  }
+  return add_for_host(key, name, labels, std::move(points), already_rate);
 }
 
 bool SignalSetBuilder::add_for_host(std::string_view host_name, std::string_view name, LabelSpan labels,
@@ -362,6 +384,7 @@ SignalSetBuilder::GpuAcc& SignalSetBuilder::gpu_of(HostAcc& h, LabelSpan labels)
   std::string index(label_of(labels, "gpu"));
   if (index.empty()) index = std::string(label_of(labels, "UUID"));
   if (index.empty()) index = std::string(label_of(labels, "gpu_uuid"));
+  if (index.empty()) index = std::string(label_of(labels, "DCGM_FI_DEV_UUID"));
   std::string_view gi = label_of(labels, "GPU_I_ID");
   if (gi.empty()) gi = label_of(labels, "gpu_instance_id");
   const std::string parent = index;
@@ -377,6 +400,7 @@ SignalSetBuilder::GpuAcc& SignalSetBuilder::gpu_of(HostAcc& h, LabelSpan labels)
     std::string_view u = label_of(labels, "UUID");
     if (u.empty()) u = label_of(labels, "gpu_uuid");
     if (u.empty()) u = label_of(labels, "uuid");
+    if (u.empty()) u = label_of(labels, "DCGM_FI_DEV_UUID");  // a label row of newer dcgm-exporter CSVs
     g.uuid = u;
   }
   if (g.pod.empty()) {
@@ -386,6 +410,7 @@ SignalSetBuilder::GpuAcc& SignalSetBuilder::gpu_of(HostAcc& h, LabelSpan labels)
   if (g.model.empty()) {
     std::string_view m = label_of(labels, "modelName");
     if (m.empty()) m = label_of(labels, "gpu_name");
+    if (m.empty()) m = label_of(labels, "DCGM_FI_DEV_NAME");
     g.model = m;
   }
   return g;
@@ -400,8 +425,12 @@ void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, Seri
   } else {
     s = std::move(points);
   }
+  if (b.negative_is_unknown) std::erase_if(s, [](const Point& p) { return p.v < 0; });
+  const bool percent = b.transform == T::kPercentOrRatio &&
+                       std::any_of(s.begin(), s.end(), [](const Point& p) { return p.v > 1; });
   for (Point& p : s) {
     switch (b.transform) {
+      case T::kPercentOrRatio: p.v *= percent ? 0.01 * b.scale : b.scale; break;
       case T::kNone: p.v *= b.scale; break;
       case T::kMask: p.v = (static_cast<uint64_t>(std::max(0.0, p.v)) & b.mask) ? 1.0 : 0.0; break;
       case T::kEventCode: p.v = p.v > 0 ? b.code : 0.0; break;
@@ -604,7 +633,71 @@ Series latency_p99(const std::map<double, std::vector<Series>>& buckets) {
 
 }  // namespace
 
+namespace {
+
+// Moves the parts of `from` into `into` where `into` has none: one naming
+// per signal, so that a summed signal is not counted twice.
+template <typename Parts>
+void take_missing(Parts& into, Parts& from) {
+  if (into.empty()) into = std::move(from);
+}
+
+}  // namespace
+
+void SignalSetBuilder::join_by_uuid() {
+  for (bool joined = true; joined;) {
+    joined = false;
+    std::map<std::string, std::string> owner;  // GPU (UUID, GPU instance) -> host
+    std::string a, b;
+    for (const auto& [name, h] : hosts_) {
+      for (const auto& [index, g] : h.gpus) {
+        if (g.uuid.empty()) continue;
+        auto [it, fresh] = owner.try_emplace(g.uuid + '\x1f' + g.mig.gpu_instance, name);
+        if (!fresh && it->second != name) {
+          a = it->second;
+          b = name;
+          break;
+        }
+      }
+      if (!b.empty()) break;
+    }
+    if (b.empty()) break;
+    // The name a hostname/Hostname label gives wins over the scrape's instance.
+    if (named_hosts_.contains(b) && !named_hosts_.contains(a)) std::swap(a, b);
+    HostAcc& into = hosts_[a];
+    HostAcc& from = hosts_[b];
+    for (auto& [index, g] : from.gpus) {
+      auto same = std::find_if(into.gpus.begin(), into.gpus.end(), [&](const auto& kv) {
+        return kv.second.uuid == g.uuid && kv.second.mig.gpu_instance == g.mig.gpu_instance;
+      });
+      if (same == into.gpus.end()) {
+        into.gpus.try_emplace(index, std::move(g));
+        continue;
+      }
+      GpuAcc& to = same->second;
+      for (size_t i = 0; i < kGpuSigCount; ++i) take_missing(to.parts[i], g.parts[i]);
+      for (auto& [key, parts] : g.by_process) take_missing(to.by_process[key], parts);
+      for (auto& [key, parts] : g.health_watches) take_missing(to.health_watches[key], parts);
+      for (auto& [peer, path] : g.peer_paths) to.peer_paths.try_emplace(peer, path);
+      if (to.local_cpus.empty()) to.local_cpus = std::move(g.local_cpus);
+      if (to.model.empty()) to.model = std::move(g.model);
+      if (to.mig.empty()) to.mig = std::move(g.mig);
+    }
+    for (size_t i = 0; i < kHostSigCount; ++i) take_missing(into.parts[i], from.parts[i]);
+    if (into.buckets.empty()) into.buckets = std::move(from.buckets);
+    take_missing(into.triton_duration, from.triton_duration);
+    take_missing(into.triton_count, from.triton_count);
+    take_missing(into.triton_success, from.triton_success);
+    for (auto& [key, p] : from.processes) into.processes.try_emplace(key, std::move(p));
+    for (auto& [key, parts] : from.presence) take_missing(into.presence[key], parts);
+    for (auto& [key, l] : from.links) into.links.try_emplace(key, std::move(l));
+    hosts_.erase(b);
+    joined = true;
+  }
+}
+
 SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<int64_t> to_ms) {
+  join_by_uuid();
   // One machine recorded under two names (dcgm-exporter's Hostname and
   // node_exporter's instance): join them.
   std::vector<std::string> gpu_hosts, other_hosts;
@@ -725,6 +818,7 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
     set.hosts.push_back(std::move(hs));
   }
   hosts_.clear();
+  named_hosts_.clear();
   return set;
 }
 

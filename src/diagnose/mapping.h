@@ -1,8 +1,10 @@
 // Mapping metric names from three naming worlds onto canonical signals.
 //
 // gpulens' own names (gpu_sm_active_ratio, host_cpu_seconds_total{mode} ...),
-// dcgm-exporter (DCGM_FI_DEV_*, DCGM_FI_PROF_*, labels gpu/UUID/modelName/
-// Hostname), node_exporter (node_cpu_seconds_total, node_pressure_*,
+// dcgm-exporter (DCGM_FI_DEV_*, DCGM_FI_PROF_*, in the classic names and in
+// DCGM 4.6/4.7's that dcgm-exporter 4.9 and 4.10 write, derived from the
+// catalog's DCGM rows; labels gpu/UUID/modelName/Hostname or hostname, and
+// the label rows DCGM_FI_DEV_UUID/_NAME), node_exporter (node_cpu_seconds_total, node_pressure_*,
 // node_disk_*, node_network_*, node_infiniband_*) and serving engines (vLLM
 // vllm:*, SGLang sglang:*, TGI tgi_*, Triton nv_inference_*) all land in one
 // SignalSet with fixed units:
@@ -18,9 +20,12 @@
 // instances of one GPU instance are one entity.
 //
 // Series join by host: the `hostname`/`Hostname` label, else the host part of
-// `instance` (domain stripped unless it is an IP address). When the data holds
-// exactly one GPU host and one other host name, they are the same machine
-// (a recording of one node) and everything joins.
+// `instance` (domain stripped unless it is an IP address). Hosts that hold a
+// GPU of the same UUID are one machine named twice (gpulens' native names
+// under the scrape's `instance`, its --dcgm-names under `Hostname`): they
+// join, and each signal of a GPU comes from one naming, never added up.
+// When the data then holds exactly one GPU host and one other host name,
+// they are the same machine (a recording of one node) and everything joins.
 //
 //   SignalSetBuilder b;
 //   b.add("DCGM_FI_DEV_GPU_UTIL", {{"gpu","0"},{"Hostname","n1"}}, points);
@@ -37,6 +42,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -65,7 +71,10 @@ struct Binding {
     kGpu, kHost, kLatencyBucket, kTritonDuration, kTritonCount, kTritonSuccess, kPeerPath, kLocalCpus, kProcess,
     kCarried, kJob, kPodLabels
   };
-  enum class Transform : uint8_t { kNone, kMask, kEventCode };
+  // kPercentOrRatio: a DCGM utilisation under its _RATIO name, percent in
+  // DCGM 4.6.x and a ratio from 4.7 (model/catalog.h dcgm_percent_or_ratio):
+  // a series with a value above 1 is percent (scaled by 0.01), else a ratio.
+  enum class Transform : uint8_t { kNone, kMask, kEventCode, kPercentOrRatio };
   Kind kind = Kind::kGpu;
   uint8_t sig = 0;            // GpuSig or HostSig
   bool counter = false;       // input is a cumulative counter: take its rate
@@ -74,6 +83,9 @@ struct Binding {
   uint64_t mask = 0;          // kMask: value = (uint64(v) & mask) != 0
   double code = 0;            // kEventCode: value = code while the rate is > 0, else 0
   double le = 0;              // kLatencyBucket: upper bound
+  // A negative value means "unknown" (a link speed: sysfs -1, which
+  // node_exporter writes as -125000 bytes): such points are absent.
+  bool negative_is_unknown = false;
 };
 
 // What a Binding::Kind::kCarried series is (dcgm-exporter's DCGM_EXP_*
@@ -150,10 +162,13 @@ class SignalSetBuilder {
     std::string scenario;
   };
   GpuAcc& gpu_of(HostAcc& host, LabelSpan labels);
+  // Joins hosts that hold a GPU of the same UUID (one machine, two namings).
+  void join_by_uuid();
   void feed(HostAcc& host, const Binding& b, LabelSpan labels, Series points, bool already_rate);
 
   std::map<std::string, HostAcc> hosts_;
   std::map<std::string, std::string> pod_jobs_;  // "namespace/pod" -> job (kube_pod_labels)
+  std::set<std::string, std::less<>> named_hosts_;  // keyed by a hostname/Hostname label, not instance
   size_t unknown_ = 0;
   size_t known_ = 0;
   int64_t min_t_ = INT64_MAX;

@@ -36,8 +36,18 @@ std::string matchers(std::string m) {
   return m;
 }
 
-std::string promql(std::string_view name, const std::string& extra) {
-  std::string sel = "{__name__=\"" + std::string(name) + "\"" + (extra.empty() ? "" : "," + extra) + "}";
+}  // namespace
+
+std::string real_samples(const std::string& selector, int64_t step_ms) {
+  if (step_ms <= 1) return selector;
+  return "last_over_time(" + selector + "[" + std::to_string(step_ms - 1) + "ms])";
+}
+
+namespace {
+
+std::string promql(std::string_view name, const std::string& extra, int64_t step_ms) {
+  std::string sel = real_samples("{__name__=\"" + std::string(name) + "\"" + (extra.empty() ? "" : "," + extra) + "}",
+                                 step_ms);
   // Per-CPU counters: sum per node and mode on the server.
   if (name == "node_cpu_seconds_total" || name == "host_cpu_seconds_total") return "sum without (cpu) (" + sel + ")";
   return sel;
@@ -158,6 +168,7 @@ struct Window {
   int64_t end_ms = 0;
   std::string range_text;  // &start=..&end=..
   std::string step_text;
+  int64_t step_ms = 0;
   std::string extra;       // --match without braces
   std::vector<std::string> wanted;  // families the server holds, sorted
   size_t expect_points = 0;         // points per series at most: range / step + 1
@@ -248,6 +259,7 @@ Result<Window> prepare(const PrometheusQuery& q, const QueryClient& client, Prom
   char step_text[32];
   std::snprintf(step_text, sizeof step_text, "%.3f", static_cast<double>(step_ms) / 1000.0);
   w.step_text = step_text;
+  w.step_ms = step_ms;
   char range_text[64];
   std::snprintf(range_text, sizeof range_text, "&start=%.3f&end=%.3f", static_cast<double>(w.start_ms) / 1000.0,
                 static_cast<double>(w.end_ms) / 1000.0);
@@ -313,9 +325,9 @@ Status fetch_families(const PrometheusQuery& q, const QueryClient& client, const
         // (one branch each in the common case: dcgm-exporter's Hostname,
         // node_exporter's instance); all of them where its kind has none.
         const std::vector<HostLabels>& own = gpu_family(name) ? named->gpu : named->other;
-        query = promql_for_label_values(name, w.extra, own.empty() ? named->all : own);
+        query = promql_for_label_values(name, w.extra, own.empty() ? named->all : own, w.step_ms);
       } else {
-        query = promql(name, w.extra);
+        query = promql(name, w.extra, w.step_ms);
       }
       // A batch's query is long: sent as a form, which both Prometheus and
       // VictoriaMetrics accept on the same path.
@@ -380,19 +392,29 @@ Status fetch_families(const PrometheusQuery& q, const QueryClient& client, const
   return Status::ok();
 }
 
+// A listed triple with the GPU UUID of its series ("" for none).
+struct ListedHost {
+  HostLabels labels;
+  std::string uuid;
+  auto operator<=>(const ListedHost&) const = default;
+};
+
 // The labels that name a host (hostname, Hostname, instance) of the series of
-// the wanted families in the window, GPU families or the others: one instant
-// query, aggregated on the server to one answer per distinct triple.
-Result<std::vector<HostLabels>> list_host_labels(const QueryClient& client, const Window& w, bool gpu) {
+// the wanted families in the window, GPU families or the others, with their
+// GPU's UUID: one instant query, aggregated on the server to one answer per
+// distinct triple and UUID.
+
+Result<std::vector<ListedHost>> list_host_labels(const QueryClient& client, const Window& w, bool gpu) {
   std::string names;
   for (const std::string& n : w.wanted) {
     if (gpu_family(n) != gpu) continue;
     names += (names.empty() ? "" : "|") + regex_quote(n);
   }
-  if (names.empty()) return std::vector<HostLabels>{};
-  // The window plus the 5 minutes a range query looks back from its start.
-  const int64_t lookback_s = (w.end_ms - w.start_ms) / 1000 + 300;
-  const std::string query = "count by (hostname, Hostname, instance) (last_over_time({__name__=~\"" +
+  if (names.empty()) return std::vector<ListedHost>{};
+  // The window itself (the queries read real samples only: no lookback), by
+  // GPU UUID too, so that one machine under two names is one host.
+  const int64_t lookback_s = std::max<int64_t>(1, (w.end_ms - w.start_ms) / 1000);
+  const std::string query = "count by (hostname, Hostname, instance, UUID, gpu_uuid) (last_over_time({__name__=~\"" +
                             promql_quote(names) + "\"" + (w.extra.empty() ? "" : "," + w.extra) + "}[" +
                             std::to_string(lookback_s) + "s]))";
   const std::string what = gpu ? "listing GPU hosts" : "listing the hosts' other series";
@@ -405,7 +427,7 @@ Result<std::vector<HostLabels>> list_host_labels(const QueryClient& client, cons
     return unavailable("prometheus " + w.base + ": HTTP " + std::to_string(resp->status) + " " + what + ": " +
                        resp->body.substr(0, 300));
   }
-  std::set<HostLabels> out;
+  std::set<ListedHost> out;
   try {
     simdjson::ondemand::parser parser;
     simdjson::padded_string body(resp->body);
@@ -416,15 +438,16 @@ Result<std::vector<HostLabels>> list_host_labels(const QueryClient& client, cons
     for (auto field : data) {
       if (std::string_view(field.unescaped_key()) != "result") continue;
       for (simdjson::ondemand::object r : field.value().get_array()) {
-        HostLabels t;
+        ListedHost t;
         for (auto f : r) {
           if (std::string_view(f.unescaped_key()) != "metric") continue;
           for (auto l : f.value().get_object()) {
             const std::string_view k = l.unescaped_key();
             std::string v(std::string_view(l.value().get_string()));
-            if (k == "hostname") t.hostname = std::move(v);
-            else if (k == "Hostname") t.Hostname = std::move(v);
-            else if (k == "instance") t.instance = std::move(v);
+            if (k == "hostname") t.labels.hostname = std::move(v);
+            else if (k == "Hostname") t.labels.Hostname = std::move(v);
+            else if (k == "instance") t.labels.instance = std::move(v);
+            else if ((k == "UUID" || k == "gpu_uuid") && t.uuid.empty()) t.uuid = std::move(v);
           }
         }
         out.insert(std::move(t));
@@ -433,7 +456,7 @@ Result<std::vector<HostLabels>> list_host_labels(const QueryClient& client, cons
   } catch (const simdjson::simdjson_error& e) {
     return io_error("prometheus " + w.base + ": malformed answer " + what + ": " + e.what());
   }
-  return std::vector<HostLabels>(out.begin(), out.end());
+  return std::vector<ListedHost>(out.begin(), out.end());
 }
 
 // The host key of a triple (mapping.h host_key on its labels).
@@ -448,7 +471,7 @@ std::string key_of(const HostLabels& t) {
 }  // namespace
 
 std::string promql_for_label_values(std::string_view name, const std::string& extra,
-                                   const std::vector<HostLabels>& triples) {
+                                   const std::vector<HostLabels>& triples, int64_t step_ms) {
   // Each series is selected by the label that decides its host (host_key:
   // hostname, else Hostname, else instance), matched against the values
   // listed exactly: an alternation of literals, which Prometheus and
@@ -476,7 +499,7 @@ std::string promql_for_label_values(std::string_view name, const std::string& ex
   }
   if (none) parts.push_back(head + ",hostname=\"\",Hostname=\"\",instance=\"\"}");
   std::string sel;
-  for (const std::string& p : parts) sel += (sel.empty() ? "" : " or ") + p;
+  for (const std::string& p : parts) sel += (sel.empty() ? "" : " or ") + real_samples(p, step_ms);
   if (name == "node_cpu_seconds_total" || name == "host_cpu_seconds_total") return "sum without (cpu) (" + sel + ")";
   return sel;
 }
@@ -494,21 +517,46 @@ Status stream_prometheus(const PrometheusQuery& q, PrometheusInfo& info, const B
   QueryClient client(q);
   Result<Window> w = prepare(q, client, info);
   if (!w) return w.status();
-  std::vector<std::string> hosts;
+  // Hosts: groups of host keys that name one machine (they share a GPU
+  // UUID: gpulens' native names under the scrape's instance and its
+  // --dcgm-names under Hostname), each group read in one batch.
+  std::vector<std::vector<std::string>> hosts;
   std::map<std::string, BatchLabels> triples;  // host key -> the label triples naming it
   if (q.batch_hosts > 0) {
-    Result<std::vector<HostLabels>> gpu = list_host_labels(client, *w, true);
+    Result<std::vector<ListedHost>> gpu = list_host_labels(client, *w, true);
     if (!gpu) return gpu.status();
-    for (const HostLabels& t : *gpu) triples[key_of(t)].gpu.push_back(t);
-    for (const auto& [key, ts] : triples) hosts.push_back(key);
+    std::map<std::string, std::string> parent;  // union-find over host keys
+    auto root = [&](std::string k) {
+      while (parent[k] != k) k = parent[k];
+      return k;
+    };
+    std::map<std::string, std::string> owner;  // UUID -> a host key holding it
+    std::set<std::pair<std::string, HostLabels>> seen;
+    for (const ListedHost& t : *gpu) {
+      const std::string key = key_of(t.labels);
+      parent.try_emplace(key, key);
+      if (seen.emplace(key, t.labels).second) triples[key].gpu.push_back(t.labels);
+      if (t.uuid.empty()) continue;
+      auto [it, fresh] = owner.try_emplace(t.uuid, key);
+      if (!fresh) {
+        const std::string a = root(it->second), b = root(key);
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+      }
+    }
+    std::map<std::string, std::vector<std::string>> groups;
+    for (const auto& [key, ts] : triples) groups[root(key)].push_back(key);
+    for (auto& [r, keys] : groups) hosts.push_back(std::move(keys));
     info.hosts = hosts.size();
     if (hosts.size() > q.batch_hosts) {
       // The same hosts' series of the other families (node_exporter names
       // them by its own instance): matched by their exact values too.
-      Result<std::vector<HostLabels>> other = list_host_labels(client, *w, false);
+      Result<std::vector<ListedHost>> other = list_host_labels(client, *w, false);
       if (!other) return other.status();
-      for (const HostLabels& t : *other) {
-        if (auto it = triples.find(key_of(t)); it != triples.end()) it->second.other.push_back(t);
+      std::set<std::pair<std::string, HostLabels>> seen_other;
+      for (const ListedHost& t : *other) {
+        const std::string key = key_of(t.labels);
+        if (!seen_other.emplace(key, t.labels).second) continue;
+        if (auto it = triples.find(key); it != triples.end()) it->second.other.push_back(t.labels);
       }
     }
   }
@@ -530,8 +578,10 @@ Status stream_prometheus(const PrometheusQuery& q, PrometheusInfo& info, const B
     PrometheusInfo info;
   };
   auto fetch_batch = [&](size_t at) {
-    const std::vector<std::string> batch(hosts.begin() + static_cast<std::ptrdiff_t>(at),
-                                         hosts.begin() + static_cast<std::ptrdiff_t>(std::min(hosts.size(), at + q.batch_hosts)));
+    std::vector<std::string> batch;
+    for (size_t i = at; i < std::min(hosts.size(), at + q.batch_hosts); ++i) {
+      batch.insert(batch.end(), hosts[i].begin(), hosts[i].end());
+    }
     BatchLabels named;
     for (const std::string& h : batch) {
       const BatchLabels& ts = triples.at(h);

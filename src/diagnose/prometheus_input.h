@@ -3,14 +3,19 @@
 // Mimir) with /api/v1/query_range.
 //
 // One request lists the metric names the server holds; then one range query
-// per family diagnosis knows and the server has, run in parallel. Per-CPU
+// per family diagnosis knows and the server has, run in parallel, each
+// reading real samples only (real_samples(): a series that ended is absent
+// after its last sample, as in a replay of the same data, instead of
+// repeated for query_range's 5-minute lookback). Per-CPU
 // families are summed server-side (sum without (cpu)), so a fleet of
 // hundreds of nodes costs one series per node and mode, not per CPU. The
 // step keeps every series at most 11000 points (the server's limit) and is
 // never finer than 15 s unless asked.
 //
 // A fleet is streamed: one instant query lists the hosts that have GPU
-// series in the window (count by hostname, Hostname, instance), a second the
+// series in the window (count by hostname, Hostname, instance, UUID,
+// gpu_uuid: names that share a GPU UUID are one host, read in one batch and
+// joined by mapping.h), a second the
 // label triples of the other families' series (node_exporter's own
 // instance), then the hosts are fetched `batch_hosts` at a time, each
 // family's query narrowed to the batch's hosts by exact label values on the
@@ -92,8 +97,15 @@ struct HostLabels {
 // over the labels that name a host, in host_key's order of precedence, so
 // that each series is selected by the label that decides its host, matched
 // against the listed values exactly. Exposed for tests.
+// With `step_ms`, each selector reads real samples only (real_samples()).
 std::string promql_for_label_values(std::string_view name, const std::string& extra,
-                                    const std::vector<HostLabels>& triples);
+                                    const std::vector<HostLabels>& triples, int64_t step_ms = 0);
+
+// A selector that gives, at each step of a range query, the last sample of
+// the step before it (last_over_time over step - 1 ms: (t - step, t]), and
+// nothing where the step holds no sample: no 5-minute lookback repeating
+// the last sample after a series ends. step_ms <= 1: the selector as is.
+std::string real_samples(const std::string& selector, int64_t step_ms);
 
 // The automatic step for a range: ceil(range / 11000) but at least 15 s.
 int64_t auto_step_ms(int64_t range_ms);

@@ -336,6 +336,7 @@ void Renderer::render_into(std::string& out, const SeriesRegistry& registry, con
     for (const DcgmRow& row : dcgm_rows()) {
       if (row.value == DcgmValue::kLabel) continue;
       const DcgmPick* pick = nullptr;
+      if (!o.dcgm_file_rows && !dcgm_written(row, o.dcgm_naming)) continue;
       if (o.dcgm_rows != nullptr) {
         auto it = o.dcgm_rows->find(row.name);
         if (it == o.dcgm_rows->end()) continue;

@@ -42,10 +42,14 @@ struct RenderOptions {
   Format format = Format::kText004;
   bool native_names = true;
   bool dcgm_names = false;
+  // With dcgm_names: the generation of names written (classic: dcgm-exporter
+  // up to 4.8; kDcgm49: 4.9's), unless dcgm_rows comes from a counters file.
+  DcgmGeneration dcgm_naming = DcgmGeneration::kClassic;
   // With dcgm_names: only these DCGM names, each with the type and help of
   // its counters-file row (a --collectors file or profile); null: every row
   // of dcgm_rows() with its own.
   const DcgmPicks* dcgm_rows = nullptr;
+  bool dcgm_file_rows = false;  // dcgm_rows lists a counters file's names: exactly those
   bool timestamps = false;  // OpenMetrics only: a timestamp on every sample (recordings)
   bool eof = true;          // OpenMetrics only: end with "# EOF"
 };

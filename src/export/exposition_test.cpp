@@ -94,7 +94,7 @@ TEST(Exposition, DcgmNamesScaleUnits) {
 // HELP/TYPE from its CSV, label order, integer vs six-decimal values, XID 0
 // on a GPU without one, remapped rows split by cause, NVLink summed over
 // links and directions, pod labels on an assigned GPU.
-TEST(Exposition, DcgmGolden) {
+std::string dcgm_golden_body(DcgmGeneration naming) {
   SeriesRegistry reg;
   LiveStore live;
   const int src = live.add_source("s", false);
@@ -108,6 +108,7 @@ TEST(Exposition, DcgmGolden) {
                     .minor = g});
   }
   reg.set_gpu_pod(0, {.container = "trainer", .namespace_ = "default", .pod = "llm-train-0"});
+  reg.set_dcgm_driver_label(true, dcgm_driver_row(naming));
   Frame f(reg);
   f.clear(1'700'000'000'000);
   for (int g = 0; g < 2; ++g) {
@@ -138,6 +139,11 @@ TEST(Exposition, DcgmGolden) {
     f.set(FieldId::kGpuPcieTxRate, g, 1.5e9);
     f.set(FieldId::kGpuPcieRxRate, g, 12345678.9);
     f.set(FieldId::kGpuClockEventReasons, g, g ? 0x20 : 0);
+    // Not among the classic default counters; dcgm-exporter 4.9's
+    // FB_CAPACITY_BYTES and NVLINK_THROUGHPUT_BYTES_PER_SECOND read them.
+    f.set(FieldId::kGpuMemoryTotal, g, 81559 * 1048576.0);
+    f.set(FieldId::kGpuNvlinkTxRate, g, 1e9);
+    f.set(FieldId::kGpuNvlinkRxRate, g, 2e9 + g);
   }
   f.set(FieldId::kGpuLastXid, 0, 79);
   live.publish(src, f);
@@ -152,8 +158,57 @@ TEST(Exposition, DcgmGolden) {
     pick(*find_dcgm_row("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"));
     return s;
   }();
-  const std::string body(r.render(reg, live, {.native_names = false, .dcgm_names = true, .dcgm_rows = &defaults}));
-  expect_golden(body, "golden.prom");
+  return std::string(
+      r.render(reg, live, {.native_names = false, .dcgm_names = true, .dcgm_naming = naming, .dcgm_rows = &defaults}));
+}
+
+TEST(Exposition, DcgmGolden) { expect_golden(dcgm_golden_body(DcgmGeneration::kClassic), "golden.prom"); }
+
+// The same node under --dcgm-names=4.9 (tests/data/dcgm-exporter/golden-4.9.prom):
+// dcgm-exporter 4.9's default names (DCGM 4.7's), in their units (Hz, J,
+// 0..1 ratios, bytes, B/s), DCGM_FI_SYSTEM_DRIVER_VERSION as the label, the
+// names it did not rename (PCIe link, clock events) as they were.
+TEST(Exposition, DcgmGolden49) {
+  const std::string body = dcgm_golden_body(DcgmGeneration::kDcgm49);
+  expect_golden(body, "golden-4.9.prom");
+  EXPECT_EQ(body.find("DCGM_FI_DEV_GPU_UTIL{"), std::string::npos);
+  EXPECT_EQ(body.find("DCGM_FI_DRIVER_VERSION="), std::string::npos);
+}
+
+// A counters file in dcgm-exporter 4.9's names loads, and its names are
+// written as listed whatever --dcgm-names says (the file picks the naming),
+// its label row naming the driver label.
+TEST(Exposition, ACountersFileIn49NamesWritesThoseNames) {
+  auto sel = parse_collectors(
+      "DCGM_FI_DEV_GPU_UTIL_RATIO, gauge, GPU utilization (ratio).\n"
+      "DCGM_FI_DEV_FB_USED_BYTES, gauge, Framebuffer memory used (in bytes).\n"
+      "DCGM_FI_SYSTEM_DRIVER_VERSION, label, Driver Version\n",
+      "counters-4.9.csv");
+  ASSERT_TRUE(sel.ok()) << sel.status().message();
+  EXPECT_TRUE(sel->from_file);
+  EXPECT_EQ(sel->driver_row, "DCGM_FI_SYSTEM_DRIVER_VERSION");
+  EXPECT_TRUE(sel->fields.test(static_cast<size_t>(FieldId::kGpuUtilization)));
+  EXPECT_TRUE(sel->fields.test(static_cast<size_t>(FieldId::kGpuMemoryUsed)));
+  SeriesRegistry reg;
+  LiveStore live;
+  const int src = live.add_source("s", false);
+  reg.set_hostname("n1");
+  reg.set_gpu(0, {.uuid = "GPU-a", .name = "NVIDIA H200", .driver = "580.65.06"});
+  reg.set_dcgm_driver_label(sel->driver_label, sel->driver_row);
+  Frame f(reg);
+  f.clear(1000);
+  f.set(FieldId::kGpuUtilization, 0, 0.5);
+  f.set(FieldId::kGpuMemoryUsed, 0, 4096.0);
+  live.publish(src, f);
+  Renderer r;
+  const std::string body(r.render(reg, live, {.native_names = false, .dcgm_names = true,
+                                              .dcgm_naming = DcgmGeneration::kClassic, .dcgm_rows = &sel->dcgm,
+                                              .dcgm_file_rows = true}));
+  EXPECT_TRUE(has(body, "DCGM_FI_DEV_GPU_UTIL_RATIO{gpu=\"0\",UUID=\"GPU-a\",pci_bus_id=\"\",device=\"nvidia0\","
+                        "modelName=\"NVIDIA H200\",Hostname=\"n1\",DCGM_FI_SYSTEM_DRIVER_VERSION=\"580.65.06\"} 0.500000"))
+      << body;
+  EXPECT_NE(body.find("\nDCGM_FI_DEV_FB_USED_BYTES{gpu=\"0\""), std::string::npos) << body;
+  EXPECT_EQ(body.find("DCGM_FI_DEV_GPU_UTIL{"), std::string::npos);
 }
 
 // A node with one whole GPU and one A100 in MIG mode with two GPU

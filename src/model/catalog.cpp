@@ -310,6 +310,18 @@ constexpr double kToPercent = 100.0;
 using enum DcgmValue;
 using F = FieldId;
 
+// A row under DCGM 4.6/4.7's name that dcgm-exporter 4.9 writes instead of `renames`.
+constexpr DcgmRow N49(std::string_view name, uint16_t id, MetricType type, DcgmValue value, FieldId f, double scale,
+                      std::string_view extra, std::string_view help, bool default_counter, std::string_view renames,
+                      FieldId field2 = FieldId::kCount) {
+  return {name, id, type, value, f, scale, extra, help, default_counter, field2, DcgmGeneration::kDcgm49, renames};
+}
+// A profiling byte rate under dcgm-exporter 4.10's name (same unit, B/s).
+constexpr DcgmRow N410(std::string_view name, uint16_t id, FieldId f, std::string_view renames) {
+  return {name, id, kGauge, kInt, f, 1.0, {}, "Bytes per second.", false, FieldId::kCount, DcgmGeneration::kDcgm410,
+          renames};
+}
+
 constexpr DcgmRow kDcgm[] = {
     {"DCGM_FI_DEV_SM_CLOCK", 100, kGauge, kInt, F::kGpuSmClock, kToMHz, {}, "SM clock frequency (in MHz).", true},
     {"DCGM_FI_DEV_MEM_CLOCK", 101, kGauge, kInt, F::kGpuMemClock, kToMHz, {}, "Memory clock frequency (in MHz).",
@@ -400,6 +412,74 @@ constexpr DcgmRow kDcgm[] = {
      "Total number of single-bit volatile ECC errors."},
     {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", 311, kCounter, kInt, F::kGpuEccErrors, 1.0, "type=\"uncorrected\"",
      "Total number of double-bit volatile ECC errors."},
+    // ---- the names of DCGM 4.6/4.7 that dcgm-exporter 4.9 writes by default (units changed where DCGM's did:
+    // Hz, J, 0..1 ratios, bytes, B/s), then dcgm-exporter 4.10's profiling byte rates (read, never written).
+    N49("DCGM_FI_DEV_SM_CLOCK_HERTZ", 1603, kGauge, kInt, F::kGpuSmClock, 1.0, {}, "SM clock frequency (in Hz).", true,
+        "DCGM_FI_DEV_SM_CLOCK"),
+    N49("DCGM_FI_DEV_MEMORY_CLOCK_HERTZ", 1604, kGauge, kInt, F::kGpuMemClock, 1.0, {},
+        "Memory clock frequency (in Hz).", true, "DCGM_FI_DEV_MEM_CLOCK"),
+    N49("DCGM_FI_DEV_MEMORY_TEMP_CELSIUS", 140, kGauge, kInt, F::kGpuMemoryTemperature, 1.0, {},
+        "Memory temperature (in C).", true, "DCGM_FI_DEV_MEMORY_TEMP"),
+    N49("DCGM_FI_DEV_GPU_TEMP_CELSIUS", 150, kGauge, kInt, F::kGpuTemperature, 1.0, {}, "GPU temperature (in C).",
+        true, "DCGM_FI_DEV_GPU_TEMP"),
+    N49("DCGM_FI_DEV_BOARD_POWER_WATTS", 155, kGauge, kDouble, F::kGpuPower, 1.0, {}, "Power draw (in W).", true,
+        "DCGM_FI_DEV_POWER_USAGE"),
+    N49("DCGM_FI_DEV_GPU_ENERGY_JOULES_TOTAL", 1611, kCounter, kDouble, F::kGpuEnergy, 1.0, {},
+        "Total energy consumption since boot (in J).", true, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"),
+    N49("DCGM_FI_DEV_PCIE_REPLAY_TOTAL", 202, kCounter, kInt, F::kGpuPcieReplays, 1.0, {},
+        "Total number of PCIe retries.", true, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"),
+    N49("DCGM_FI_DEV_GPU_UTIL_RATIO", 1613, kGauge, kDouble, F::kGpuUtilization, 1.0, {},
+        "GPU utilization (ratio 0-1).", true, "DCGM_FI_DEV_GPU_UTIL"),
+    N49("DCGM_FI_DEV_MEMORY_UTIL_RATIO", 1614, kGauge, kDouble, F::kGpuMemoryUtil, 1.0, {},
+        "Memory utilization (ratio 0-1).", true, "DCGM_FI_DEV_MEM_COPY_UTIL"),
+    N49("DCGM_FI_DEV_ENC_UTIL_RATIO", 1615, kGauge, kDouble, F::kGpuEncoderUtil, 1.0, {},
+        "Encoder utilization (ratio 0-1).", true, "DCGM_FI_DEV_ENC_UTIL"),
+    N49("DCGM_FI_DEV_DEC_UTIL_RATIO", 1616, kGauge, kDouble, F::kGpuDecoderUtil, 1.0, {},
+        "Decoder utilization (ratio 0-1).", true, "DCGM_FI_DEV_DEC_UTIL"),
+    N49("DCGM_FI_DEV_XID_ERROR", 230, kGauge, kInt, F::kGpuLastXid, 1.0, {}, "Value of the last XID error encountered.",
+        true, "DCGM_FI_DEV_XID_ERRORS"),
+    N49("DCGM_FI_DEV_FB_CAPACITY_BYTES", 1625, kGauge, kInt, F::kGpuMemoryTotal, 1.0, {},
+        "Framebuffer memory total (in bytes).", true, "DCGM_FI_DEV_FB_TOTAL"),
+    N49("DCGM_FI_DEV_FB_FREE_BYTES", 1626, kGauge, kInt, F::kGpuMemoryFree, 1.0, {},
+        "Framebuffer memory free (in bytes).", true, "DCGM_FI_DEV_FB_FREE"),
+    N49("DCGM_FI_DEV_FB_USED_BYTES", 1627, kGauge, kInt, F::kGpuMemoryUsed, 1.0, {},
+        "Framebuffer memory used (in bytes).", true, "DCGM_FI_DEV_FB_USED"),
+    N49("DCGM_FI_DEV_FB_RESERVED_BYTES", 1628, kGauge, kInt, F::kGpuMemoryReserved, 1.0, {},
+        "Framebuffer memory reserved (in bytes).", true, "DCGM_FI_DEV_FB_RESERVED"),
+    N49("DCGM_FI_DEV_NVLINK_THROUGHPUT_BYTES_PER_SECOND", 1648, kGauge, kInt, F::kGpuNvlinkTxRate, 1.0, {},
+        "NVLink throughput over all links, both directions (in B/s).", true, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+        F::kGpuNvlinkRxRate),
+    N49("DCGM_FI_DEV_ROW_REMAP_UNCORRECTABLE_TOTAL", 393, kCounter, kInt, F::kGpuRemappedRows, 1.0,
+        "cause=\"uncorrectable\"", "Number of remapped rows for uncorrectable errors", true,
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"),
+    N49("DCGM_FI_DEV_ROW_REMAP_CORRECTABLE_TOTAL", 394, kCounter, kInt, F::kGpuRemappedRows, 1.0,
+        "cause=\"correctable\"", "Number of remapped rows for correctable errors", true,
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"),
+    N49("DCGM_FI_DEV_ROW_REMAP_FAILED", 395, kGauge, kInt, F::kGpuRowRemapFailure, 1.0, {},
+        "Whether remapping of rows has failed", true, "DCGM_FI_DEV_ROW_REMAP_FAILURE"),
+    N49("DCGM_FI_SYSTEM_DRIVER_VERSION", 1, kGauge, kLabel, F::kGpuInfo, 1.0, {}, "Driver Version", true,
+        "DCGM_FI_DRIVER_VERSION"),
+    N49("DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO", 1001, kGauge, kDouble, F::kGpuGraphicsEngineActive, 1.0, {},
+        "Ratio of time the graphics engine is active.", true, "DCGM_FI_PROF_GR_ENGINE_ACTIVE"),
+    N49("DCGM_FI_PROF_SM_UTIL_RATIO", 1002, kGauge, kDouble, F::kGpuSmActive, 1.0, {},
+        "The ratio of cycles an SM has at least 1 warp assigned.", false, "DCGM_FI_PROF_SM_ACTIVE"),
+    N49("DCGM_FI_PROF_SM_OCCUPANCY_RATIO", 1003, kGauge, kDouble, F::kGpuSmOccupancy, 1.0, {},
+        "The ratio of number of warps resident on an SM.", false, "DCGM_FI_PROF_SM_OCCUPANCY"),
+    N49("DCGM_FI_PROF_TENSOR_UTIL_RATIO", 1004, kGauge, kDouble, F::kGpuTensorActive, 1.0, {},
+        "Ratio of cycles the tensor (HMMA) pipe is active.", true, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"),
+    N49("DCGM_FI_PROF_DRAM_UTIL_RATIO", 1005, kGauge, kDouble, F::kGpuDramActive, 1.0, {},
+        "Ratio of cycles the device memory interface is active sending or receiving data.", true,
+        "DCGM_FI_PROF_DRAM_ACTIVE"),
+    N49("DCGM_FI_PROF_FP64_UTIL_RATIO", 1006, kGauge, kDouble, F::kGpuFp64Active, 1.0, {},
+        "Ratio of cycles the fp64 pipes are active.", false, "DCGM_FI_PROF_PIPE_FP64_ACTIVE"),
+    N49("DCGM_FI_PROF_FP32_UTIL_RATIO", 1007, kGauge, kDouble, F::kGpuFp32Active, 1.0, {},
+        "Ratio of cycles the fp32 pipes are active.", false, "DCGM_FI_PROF_PIPE_FP32_ACTIVE"),
+    N49("DCGM_FI_PROF_FP16_UTIL_RATIO", 1008, kGauge, kDouble, F::kGpuFp16Active, 1.0, {},
+        "Ratio of cycles the fp16 pipes are active.", false, "DCGM_FI_PROF_PIPE_FP16_ACTIVE"),
+    N410("DCGM_FI_PROF_PCIE_TX_BYTES_PER_SECOND", 1009, F::kGpuPcieTxRate, "DCGM_FI_PROF_PCIE_TX_BYTES"),
+    N410("DCGM_FI_PROF_PCIE_RX_BYTES_PER_SECOND", 1010, F::kGpuPcieRxRate, "DCGM_FI_PROF_PCIE_RX_BYTES"),
+    N410("DCGM_FI_PROF_NVLINK_TX_BYTES_PER_SECOND", 1011, F::kGpuNvlinkTxRate, "DCGM_FI_PROF_NVLINK_TX_BYTES"),
+    N410("DCGM_FI_PROF_NVLINK_RX_BYTES_PER_SECOND", 1012, F::kGpuNvlinkRxRate, "DCGM_FI_PROF_NVLINK_RX_BYTES"),
 };
 
 }  // namespace
@@ -448,9 +528,30 @@ const DcgmRow* find_dcgm_row(std::string_view name) {
   return nullptr;
 }
 
+bool dcgm_written(const DcgmRow& row, DcgmGeneration naming) {
+  if (row.since > naming || row.since == DcgmGeneration::kDcgm410) return false;
+  for (const DcgmRow& r : kDcgm) {
+    if (r.renames == row.name && r.since <= naming && r.since != DcgmGeneration::kDcgm410) return false;
+  }
+  return true;
+}
+
+std::string_view dcgm_driver_row(DcgmGeneration naming) {
+  for (const DcgmRow& r : kDcgm) {
+    if (r.value == DcgmValue::kLabel && dcgm_written(r, naming)) return r.name;
+  }
+  return "DCGM_FI_DRIVER_VERSION";
+}
+
+bool dcgm_percent_or_ratio(const DcgmRow& row) {
+  if (row.renames.empty() || row.scale != 1.0) return false;
+  const DcgmRow* old = find_dcgm_row(row.renames);
+  return old != nullptr && old->scale == kToPercent;
+}
+
 std::string_view dcgm_name(FieldId id) {
   for (const DcgmRow& r : kDcgm) {
-    if (r.field == id && r.value != DcgmValue::kLabel) return r.name;
+    if (r.field == id && r.value != DcgmValue::kLabel && r.since == DcgmGeneration::kClassic) return r.name;
   }
   return {};
 }
@@ -458,7 +559,7 @@ std::string_view dcgm_name(FieldId id) {
 std::string dcgm_names_of(FieldId id) {
   std::string out;
   for (const DcgmRow& r : kDcgm) {
-    if (r.field != id || r.value == DcgmValue::kLabel) continue;
+    if (r.field != id || r.value == DcgmValue::kLabel || r.since != DcgmGeneration::kClassic) continue;
     if (!out.empty()) out += ", ";
     out += r.name;
   }

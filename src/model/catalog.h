@@ -226,6 +226,8 @@ enum class DcgmValue : uint8_t {
   kDouble,  // DCGM_FT_DOUBLE: printed with six decimals ("%f")
   kLabel,   // a `label` row: the GPU's string value becomes a label on every series
 };
+// The generations of dcgm-exporter's names (the order is the release order).
+enum class DcgmGeneration : uint8_t { kClassic, kDcgm49, kDcgm410 };
 struct DcgmRow {
   std::string_view name;  // e.g. "DCGM_FI_DEV_FB_USED"
   uint16_t id;            // DCGM field id
@@ -241,10 +243,28 @@ struct DcgmRow {
   // Sum over every series of `field` and `field2` of the GPU (all NVLink
   // links, both directions) instead of one series.
   FieldId field2 = FieldId::kCount;
+  // The dcgm-exporter release whose default names include this row's name,
+  // and the older name it replaces ("" = none): DCGM 4.6/4.7 renamed most
+  // fields, dcgm-exporter 4.9 writes the new names by default and 4.10
+  // renames the profiling byte rates (docs/scrape.md lists them).
+  DcgmGeneration since = DcgmGeneration::kClassic;
+  std::string_view renames = {};
 };
 std::span<const DcgmRow> dcgm_rows();
 const DcgmRow* find_dcgm_row(std::string_view name);
-// The first DCGM name that reads `id` ("" when none), and all of them.
+// Whether `--dcgm-names=<naming>` writes this row: the rows of that naming's
+// release (kDcgm410 rows are read, never written), less those a row of the
+// release renames. Classic: dcgm-exporter up to 4.8, what NVIDIA's dashboard
+// 12239 and existing alert rules query.
+bool dcgm_written(const DcgmRow& row, DcgmGeneration naming);
+// A renamed utilisation ratio (DCGM_FI_DEV_GPU_UTIL_RATIO, ...): DCGM 4.6.x
+// gave the name to the percent field (203), DCGM 4.7 to a new ratio field
+// (1613). A reader takes a value above 1 as percent (a ratio is at most 1).
+bool dcgm_percent_or_ratio(const DcgmRow& row);
+// The driver-version label row a naming writes (DCGM_FI_DRIVER_VERSION,
+// DCGM_FI_SYSTEM_DRIVER_VERSION).
+std::string_view dcgm_driver_row(DcgmGeneration naming);
+// The first classic DCGM name that reads `id` ("" when none), and all of them.
 std::string_view dcgm_name(FieldId id);
 std::string dcgm_names_of(FieldId id);  // joined with ", "
 

@@ -112,11 +112,54 @@ TEST(Catalog, DcgmDefaultCountersMatchTheCsv) {
     }
   }
   size_t defaults = 0;
-  for (const auto& r : dcgm_rows()) defaults += r.default_counter;
+  for (const auto& r : dcgm_rows()) defaults += r.default_counter && r.since == DcgmGeneration::kClassic;
   EXPECT_EQ(defaults, rows);
   EXPECT_EQ(rows, 25u);
   EXPECT_EQ(find_dcgm_row("DCGM_FI_DEV_FB_USED")->value, DcgmValue::kInt);
   EXPECT_EQ(find_dcgm_row("DCGM_FI_DEV_POWER_USAGE")->value, DcgmValue::kDouble);
+}
+
+// dcgm-exporter 4.9's names: each renames a classic row of the same field,
+// in the new unit; a naming writes one name per quantity.
+TEST(Catalog, Dcgm49RowsRenameClassicRowsOfTheSameField) {
+  size_t renamed = 0;
+  for (const auto& r : dcgm_rows()) {
+    if (r.renames.empty()) {
+      EXPECT_EQ(r.since, DcgmGeneration::kClassic) << r.name;
+      continue;
+    }
+    const DcgmRow* old = find_dcgm_row(r.renames);
+    ASSERT_NE(old, nullptr) << r.name;
+    // (NVLink: a counter in the classic name, a rate in the new one.)
+    if (r.field2 == FieldId::kCount) {
+      EXPECT_EQ(old->field, r.field) << r.name;
+    }
+    EXPECT_EQ(old->since, DcgmGeneration::kClassic) << r.name;
+    EXPECT_TRUE(dcgm_written(*old, DcgmGeneration::kClassic)) << r.name;
+    EXPECT_FALSE(dcgm_written(r, DcgmGeneration::kClassic)) << r.name;
+    if (r.since == DcgmGeneration::kDcgm49) {
+      EXPECT_TRUE(dcgm_written(r, DcgmGeneration::kDcgm49)) << r.name;
+      EXPECT_FALSE(dcgm_written(*old, DcgmGeneration::kDcgm49)) << r.name;
+    } else {  // 4.10's byte rates: read only; 4.9 keeps the old name
+      EXPECT_FALSE(dcgm_written(r, DcgmGeneration::kDcgm49)) << r.name;
+      EXPECT_TRUE(dcgm_written(*old, DcgmGeneration::kDcgm49)) << r.name;
+    }
+    ++renamed;
+  }
+  EXPECT_EQ(renamed, 33u);
+  // Units: the new names are in base units.
+  EXPECT_DOUBLE_EQ(find_dcgm_row("DCGM_FI_DEV_FB_USED_BYTES")->scale, 1.0);
+  EXPECT_DOUBLE_EQ(find_dcgm_row("DCGM_FI_DEV_SM_CLOCK_HERTZ")->scale, 1.0);
+  EXPECT_DOUBLE_EQ(find_dcgm_row("DCGM_FI_DEV_GPU_ENERGY_JOULES_TOTAL")->scale, 1.0);
+  EXPECT_TRUE(dcgm_percent_or_ratio(*find_dcgm_row("DCGM_FI_DEV_GPU_UTIL_RATIO")));
+  EXPECT_FALSE(dcgm_percent_or_ratio(*find_dcgm_row("DCGM_FI_PROF_SM_UTIL_RATIO")));
+  EXPECT_FALSE(dcgm_percent_or_ratio(*find_dcgm_row("DCGM_FI_DEV_FB_USED_BYTES")));
+  // Unrenamed names are written under both.
+  EXPECT_TRUE(dcgm_written(*find_dcgm_row("DCGM_FI_DEV_PCIE_LINK_GEN"), DcgmGeneration::kDcgm49));
+  EXPECT_EQ(dcgm_driver_row(DcgmGeneration::kClassic), "DCGM_FI_DRIVER_VERSION");
+  EXPECT_EQ(dcgm_driver_row(DcgmGeneration::kDcgm49), "DCGM_FI_SYSTEM_DRIVER_VERSION");
+  // The classic names stay the catalog's DCGM names (docs, rules, dashboards).
+  EXPECT_EQ(dcgm_name(FieldId::kGpuMemoryUsed), "DCGM_FI_DEV_FB_USED");
 }
 
 TEST(Catalog, OpenMetricsFamilyNames) {

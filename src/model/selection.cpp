@@ -151,6 +151,7 @@ Result<FieldSelection> parse_collectors(std::string_view text, std::string_view 
   }
   FieldSelection sel = with_always_on(std::string(origin));
   sel.driver_label = false;
+  sel.from_file = true;
   std::map<std::string, size_t, std::less<>> first_line;
   std::vector<std::string> cols;
   size_t line_no = 0;
@@ -206,6 +207,7 @@ Result<FieldSelection> parse_collectors(std::string_view text, std::string_view 
     select_row(sel, *row);
     if (row->value == DcgmValue::kLabel) {
       sel.driver_label = true;  // DCGM_FI_DRIVER_VERSION: kGpuInfo is always on
+      sel.driver_row = name;    // or DCGM_FI_SYSTEM_DRIVER_VERSION (dcgm-exporter 4.9)
       continue;
     }
     sel.dcgm.emplace(name, DcgmPick{type == "counter" ? MetricType::kCounter : MetricType::kGauge, cols[2]});
@@ -251,7 +253,7 @@ Result<FieldSelection> profile(std::string_view name) {
 
 std::span<const ExporterFamily> exporter_families() { return kExpRows; }
 
-std::vector<std::string> exported_names(const FieldSelection& sel, bool native, bool dcgm) {
+std::vector<std::string> exported_names(const FieldSelection& sel, bool native, bool dcgm, DcgmGeneration naming) {
   std::vector<std::string> out;
   if (native) {
     for (const FieldDef& f : catalog()) {
@@ -262,6 +264,7 @@ std::vector<std::string> exported_names(const FieldSelection& sel, bool native, 
   if (dcgm) {
     for (const DcgmRow& row : dcgm_rows()) {
       if (row.value == DcgmValue::kLabel) continue;
+      if (!sel.from_file && !dcgm_written(row, naming)) continue;
       if (sel.all_dcgm || sel.dcgm.contains(row.name)) out.emplace_back(row.name);
     }
   }

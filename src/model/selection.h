@@ -55,6 +55,12 @@ struct FieldSelection {
   DcgmPicks dcgm;
   bool all_dcgm = false;
   bool driver_label = true;        // the DCGM_FI_DRIVER_VERSION label row
+  // A counters file: `dcgm` holds exactly its names, in whichever naming the
+  // file uses (classic or dcgm-exporter 4.9's), exported as listed whatever
+  // --dcgm-names says; `driver_row` is its label row's name. A profile
+  // holds the rows of every naming: --dcgm-names picks one.
+  bool from_file = false;
+  std::string driver_row = "DCGM_FI_DRIVER_VERSION";
   std::vector<std::string> notes;  // rows left out, with their line
 };
 
@@ -86,7 +92,9 @@ struct ExporterFamily {
 std::span<const ExporterFamily> exporter_families();
 
 // The names a selection exports: native sample names of its fields (and,
-// when dcgm is set, its DCGM names). For the alert rules and the docs.
-std::vector<std::string> exported_names(const FieldSelection& sel, bool native, bool dcgm);
+// when dcgm is set, its DCGM names in `naming`, or the file's). For the
+// alert rules and the docs.
+std::vector<std::string> exported_names(const FieldSelection& sel, bool native, bool dcgm,
+                                        DcgmGeneration naming = DcgmGeneration::kClassic);
 
 }  // namespace gpulens

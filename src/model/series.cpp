@@ -74,9 +74,10 @@ void SeriesRegistry::set_dcgm_host_label(DcgmHostLabel how) {
   rebuild_dcgm_labels_locked();
 }
 
-void SeriesRegistry::set_dcgm_driver_label(bool on) {
+void SeriesRegistry::set_dcgm_driver_label(bool on, std::string_view name) {
   std::lock_guard lock(mu_);
   dcgm_driver_ = on;
+  dcgm_driver_name_ = name;
   rebuild_dcgm_labels_locked();
 }
 
@@ -88,6 +89,12 @@ void SeriesRegistry::set_gpu_pod(int index, GpuPod pod, PodOrigin origin) {
   if (p.container == pod.container && p.namespace_ == pod.namespace_ && p.pod == pod.pod) return;
   p = std::move(pod);
   rebuild_dcgm_labels_locked();
+}
+
+GpuPod SeriesRegistry::gpu_pod(int index, PodOrigin origin) const {
+  std::lock_guard lock(mu_);
+  if (index < 0 || index >= static_cast<int>(pods_.size())) return {};
+  return pods_[index][static_cast<size_t>(origin)];
 }
 
 void SeriesRegistry::set_pod_strings(DcgmStrings& s, const GpuPod& pod) {
@@ -154,7 +161,7 @@ void SeriesRegistry::rebuild_dcgm_labels_locked() {
     if (!hostname_.empty() && dcgm_host_ != DcgmHostLabel::kNone) {
       p.mid += ',' + label(dcgm_host_ == DcgmHostLabel::kHostname ? "Hostname" : "hostname", hostname_);
     }
-    if (dcgm_driver_ && !id.driver.empty()) p.mid += ',' + label("DCGM_FI_DRIVER_VERSION", id.driver);
+    if (dcgm_driver_ && !id.driver.empty()) p.mid += ',' + label(dcgm_driver_name_, id.driver);
     if (g < pods_.size()) {
       for (const GpuPod& pod : pods_[g]) {  // the agent's, else the scraped
         if (pod.pod.empty()) continue;

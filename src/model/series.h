@@ -87,8 +87,11 @@ class SeriesRegistry {
   void set_hostname(std::string hostname);
   std::string hostname() const;  // "" when no source set one
   void set_dcgm_host_label(DcgmHostLabel how);
-  // Whether DCGM_FI_DRIVER_VERSION (a `label` row) is on DCGM series.
-  void set_dcgm_driver_label(bool on);
+  // Whether DCGM_FI_DRIVER_VERSION (a `label` row) is on DCGM series, and
+  // under which name (dcgm-exporter 4.9: DCGM_FI_SYSTEM_DRIVER_VERSION).
+  void set_dcgm_driver_label(bool on, std::string_view name = "DCGM_FI_DRIVER_VERSION");
+  // The pod GPU `index` is assigned to as `origin` attributes it (empty: none).
+  GpuPod gpu_pod(int index, PodOrigin origin) const;
   // The pod GPU `index` is assigned to, as `origin` attributes it; empty
   // fields: none. The labels carry the agent's pod, else the scraped one.
   void set_gpu_pod(int index, GpuPod pod, PodOrigin origin = PodOrigin::kAgent);
@@ -175,6 +178,7 @@ class SeriesRegistry {
   std::string hostname_;
   DcgmHostLabel dcgm_host_ = DcgmHostLabel::kHostname;
   bool dcgm_driver_ = true;
+  std::string dcgm_driver_name_ = "DCGM_FI_DRIVER_VERSION";
   std::bitset<kFieldCount> mask_ = std::bitset<kFieldCount>().set();
   std::string key_buf_;
 };

@@ -54,7 +54,11 @@ Status Agent::open(std::vector<std::string>& notes) {
   registry_.set_dcgm_host_label(options_.dcgm_host_label);
   if (options_.selection) {
     registry_.set_field_mask(options_.selection->fields);
-    registry_.set_dcgm_driver_label(options_.selection->driver_label);
+    registry_.set_dcgm_driver_label(options_.selection->driver_label, options_.selection->from_file
+                                                                         ? options_.selection->driver_row
+                                                                         : dcgm_driver_row(options_.dcgm_naming));
+  } else {
+    registry_.set_dcgm_driver_label(true, dcgm_driver_row(options_.dcgm_naming));
   }
   std::vector<Runner> kept;
   for (auto& r : runners_) {
@@ -356,9 +360,11 @@ void Agent::handle(const ServerRequest& req, ServerResponse& res) {
     }
     if (c.generation != generation) {
       RenderOptions ro{.format = format, .native_names = true, .dcgm_names = options_.dcgm_names,
+                       .dcgm_naming = options_.dcgm_naming,
                        .dcgm_rows = options_.selection && !options_.selection->all_dcgm
                                         ? &options_.selection->dcgm
-                                        : nullptr};
+                                        : nullptr,
+                       .dcgm_file_rows = options_.selection && options_.selection->from_file};
       std::string_view body = renderer_.render(registry_, live_, ro);
       if (gzip) {
         static thread_local Gzipper gz;

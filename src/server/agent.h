@@ -49,6 +49,7 @@ struct AgentOptions {
   int64_t interval_ms = 1000;
   int64_t history_ms = 3600 * 1000;
   bool dcgm_names = false;
+  DcgmGeneration dcgm_naming = DcgmGeneration::kClassic;  // --dcgm-names=classic|4.9
   DcgmHostLabel dcgm_host_label = DcgmHostLabel::kHostname;
   // Field selection (a --collectors file or --profile): the GPU fields
   // collected and the DCGM names exported; null: everything.

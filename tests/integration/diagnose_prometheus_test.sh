@@ -33,7 +33,9 @@ mkdir -p "$tmp/data"
 # Two hosts' worth of data: one recording per case under its own host name.
 for rec in input_pipeline_cpu_15s thermal_throttle_60s mig_15s; do
   host=${rec%%_[0-9]*}
+  # Each machine its own GPU UUIDs: GPUs of one UUID are one GPU.
   sed -e "s/Hostname=\"node1\"/Hostname=\"$host\"/" -e "s/instance=\"node1:/instance=\"$host:/" \
+    -e "s/UUID=\"GPU-node1-/UUID=\"GPU-$host-/" \
     "$tmp/rec/$rec.om" > "$tmp/$rec.om"
   promtool tsdb create-blocks-from openmetrics "$tmp/$rec.om" "$tmp/data" > "$tmp/promtool.log" 2>&1 \
     || { cat "$tmp/promtool.log" >&2; fail "promtool refused $rec"; }

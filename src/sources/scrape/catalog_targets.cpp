@@ -94,8 +94,12 @@ std::string gpu_extra(FieldId id, diagnose::LabelSpan labels) {
 // A GPU's identity (gpulens' gpu, gpu_uuid, gpu_name; dcgm-exporter's) or a
 // Prometheus target label: never an extra label of a catalog series.
 bool identity_label(std::string_view k) {
+  // dcgm-exporter's label rows and its HPC job label (hpc_job: which job
+  // holds the GPU, not a property of the value) are identity too.
   for (std::string_view id : {"gpu", "gpu_uuid", "gpu_name", "UUID", "uuid", "pci_bus_id", "device", "modelName",
-                              "Hostname", "hostname", "DCGM_FI_DRIVER_VERSION", "instance", "job"}) {
+                              "Hostname", "hostname", "DCGM_FI_DRIVER_VERSION", "DCGM_FI_SYSTEM_DRIVER_VERSION",
+                              "DCGM_FI_DEV_NAME", "DCGM_FI_DEV_SERIAL", "DCGM_FI_DEV_UUID", "hpc_job", "instance",
+                              "job"}) {
     if (k == id) return true;
   }
   return false;
@@ -149,7 +153,9 @@ std::vector<CatalogTarget> through_mapping(std::string_view name, diagnose::Labe
     } else {
       extra = gpu_extra(id, labels);
     }
-    return {{id, ratio, std::move(extra), combine_of(id)}};
+    CatalogTarget t{id, ratio, std::move(extra), combine_of(id)};
+    t.negative_is_unknown = scraped.front().negative_is_unknown;
+    return {std::move(t)};
   }
   return {};
 }
@@ -174,7 +180,9 @@ std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::Labe
   // back: DCGM's unit * (1 / the row's scale) = the catalog's unit.
   if (const DcgmRow* row = find_dcgm_row(name); row != nullptr && row->value != DcgmValue::kLabel &&
                                                   row->field2 == FieldId::kCount && row->scale != 0) {
-    return {{row->field, 1.0 / row->scale, std::string(row->extra)}};
+    CatalogTarget t{row->field, 1.0 / row->scale, std::string(row->extra)};
+    t.percent_or_ratio = dcgm_percent_or_ratio(*row);
+    return {std::move(t)};
   }
   return {};
 }

@@ -51,6 +51,10 @@ struct CatalogTarget {
   double scale = 1.0;  // scraped value * scale = the catalog's unit
   std::string extra;   // extra labels of the catalog series, exposition form
   Combine combine = Combine::kSum;
+  // A DCGM _UTIL_RATIO name (percent in DCGM 4.6.x, a ratio from 4.7): a
+  // value above 1 is percent, scaled by 0.01 (model/catalog.h).
+  bool percent_or_ratio = false;
+  bool negative_is_unknown = false;  // a link speed below 0: unknown, absent
   bool operator==(const CatalogTarget&) const = default;
 };
 

@@ -62,6 +62,7 @@ class GpuJoin {
     std::string_view uuid = label_of(labels, "UUID");
     if (uuid.empty()) uuid = label_of(labels, "gpu_uuid");
     if (uuid.empty()) uuid = label_of(labels, "uuid");
+    if (uuid.empty()) uuid = label_of(labels, "DCGM_FI_DEV_UUID");  // a label row of dcgm-exporter's CSV
     if (uuid.empty()) return -1;
     std::lock_guard lock(mu_);
     bool foreign = false;  // GPUs of another source (nvml, sim) are there
@@ -96,8 +97,11 @@ class GpuJoin {
     id.uuid = uuid;
     id.name = label_of(labels, "modelName");
     if (id.name.empty()) id.name = label_of(labels, "gpu_name");
+    if (id.name.empty()) id.name = label_of(labels, "DCGM_FI_DEV_NAME");
     id.pci_bus_id = label_of(labels, "pci_bus_id");
+    id.serial = label_of(labels, "DCGM_FI_DEV_SERIAL");
     id.driver = label_of(labels, "DCGM_FI_DRIVER_VERSION");
+    if (id.driver.empty()) id.driver = label_of(labels, "DCGM_FI_SYSTEM_DRIVER_VERSION");  // dcgm-exporter 4.9
     if (const std::string_view dev = label_of(labels, "device"); dev.starts_with("nvidia") && dev.size() > 6 &&
                                                                   dev.size() < 10 &&
                                                                   dev.find_first_not_of("0123456789", 6) ==
@@ -173,6 +177,8 @@ class TargetSink final : public diagnose::MetricSink {
     }
     for (const auto& t : targets) {
       Out o{kNoSlot, t.scale, t.field, t.extra, t.combine};
+      o.percent_or_ratio = t.percent_or_ratio;
+      o.negative_is_unknown = t.negative_is_unknown;
       if (h.mig_gi >= 0) {
         FieldId own{};
         const MigRead read = mig_read(t.field, own);
@@ -220,7 +226,9 @@ class TargetSink final : public diagnose::MetricSink {
     }
     for (const Out& o : h.outs) {
       if (o.slot == kNoSlot) continue;  // a MIG instance not known yet
-      const double x = o.one ? 1.0 : v * o.scale;
+      if (o.negative_is_unknown && v < 0) continue;  // a link speed of -1 (unknown): absent
+      // DCGM's _UTIL_RATIO names: percent in DCGM 4.6.x, a ratio from 4.7.
+      const double x = o.one ? 1.0 : v * o.scale * (o.percent_or_ratio && v > 1 ? 0.01 : 1.0);
       if (o.slot >= stamp_.size()) {
         stamp_.resize(o.slot + 1024, 0);
         pos_.resize(o.slot + 1024, 0);
@@ -272,6 +280,8 @@ class TargetSink final : public diagnose::MetricSink {
     scrape::Combine combine;
     bool own = false;  // a gpu_mig_* series: `extra` is the instance's labels
     bool one = false;  // gpu_mig_info: 1 whatever the value
+    bool percent_or_ratio = false;
+    bool negative_is_unknown = false;
   };
   struct Handle {
     std::vector<Out> outs;
@@ -483,9 +493,17 @@ class Target {
     forget_pods(gpus, instances);
     pod_gpus_ = std::move(gpus);
     pod_instances_ = std::move(instances);
+    std::lock_guard lock(mu_);
+    pods_ = sink_->pods();
   }
 
  public:
+  // The pods of the GPUs dcgm-exporter listed in its last good scrape.
+  std::map<int, GpuPod> pods() {
+    std::lock_guard lock(mu_);
+    return pods_;
+  }
+
   // Clears the pods this target attached, except those in `keep`.
   void forget_pods(const std::set<int>& keep = {}, const std::set<std::pair<int, unsigned>>& keep_mig = {}) {
     for (int gpu : pod_gpus_) {
@@ -529,6 +547,7 @@ class Target {
   State state_{false, "not scraped yet", 0, 0};
   int logged_up_ = -1;
   std::string logged_error_, logged_exporters_;
+  std::map<int, GpuPod> pods_;  // under mu_: the last good scrape's, for gpu_pod_info
   std::set<int> pod_gpus_;  // GPUs (instances) whose pod this target published
   std::set<std::pair<int, unsigned>> pod_instances_;
 };
@@ -579,6 +598,7 @@ class ScrapeSource final : public Source {
         down += (down.empty() ? "" : "; ") + st.error;
       }
     }
+    publish_pod_info(frame);
     if (n_down == 0) return Status::ok();
     return unavailable(std::to_string(n_down) + " of " + std::to_string(targets_.size()) + " targets down: " + down);
   }
@@ -633,6 +653,31 @@ class ScrapeSource final : public Source {
   }
 
  private:
+  // gpu_pod_info{...,origin="dcgm-exporter"} 1 for each GPU a scraped
+  // dcgm-exporter assigns to a pod and the agent's own attribution does
+  // not: the pod labels its DCGM names carry, in the native names too. The
+  // first target naming a GPU's pod wins.
+  void publish_pod_info(Frame& frame) {
+    std::set<int> done;
+    for (auto& t : targets_) {
+      for (const auto& [gpu, pod] : t->pods()) {
+        if (pod.pod.empty() || !done.insert(gpu).second) continue;
+        if (!registry_->gpu_pod(gpu, PodOrigin::kAgent).pod.empty()) continue;
+        std::string uuid;
+        {
+          std::lock_guard lock(registry_->mutex());
+          if (const GpuIdentity* id = registry_->gpu(gpu)) uuid = id->uuid;
+        }
+        if (uuid.empty()) continue;
+        frame.set_node(FieldId::kGpuPodInfo,
+                       label("resource", "nvidia.com/gpu") + "," + label("device", uuid) + "," + label("gpu_uuid", uuid) +
+                           "," + label("namespace", pod.namespace_) + "," + label("pod", pod.pod) + "," +
+                           label("container", pod.container) + "," + label("origin", "dcgm-exporter"),
+                       1);
+      }
+    }
+  }
+
   void start_targets(const std::vector<std::string>& urls) {
     for (const auto& u : urls) {
       auto t = std::make_unique<Target>(u, options_, *registry_, *gpus_);

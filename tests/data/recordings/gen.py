@@ -65,7 +65,8 @@ def counter(rates, step, start=1000.0):
 
 
 def dcgm_labels(gpu, host="node1"):
-    return f'gpu="{gpu}",UUID="GPU-{gpu:04d}",modelName="NVIDIA H100 80GB HBM3",Hostname="{host}"'
+    # A GPU UUID is unique across machines (diagnosis joins by it): the host is part of it.
+    return f'gpu="{gpu}",UUID="GPU-{host}-{gpu:04d}",modelName="NVIDIA H100 80GB HBM3",Hostname="{host}"'
 
 
 def gpu_block(rec, gpu, rnd, util=0.95, sm=0.8, occ=0.5, tensor=0.5, dram=0.4, pcie_rx=2e9, pcie_tx=1e9,
