@@ -682,6 +682,11 @@ void SignalSetBuilder::join_by_uuid() {
       if (to.local_cpus.empty()) to.local_cpus = std::move(g.local_cpus);
       if (to.model.empty()) to.model = std::move(g.model);
       if (to.mig.empty()) to.mig = std::move(g.mig);
+      if (to.pod.empty()) to.pod = std::move(g.pod);
+      for (auto& [job, seen] : g.jobs) {
+        auto [it, fresh] = to.jobs.try_emplace(job, seen);
+        if (!fresh && seen.first > it->second.first) it->second = seen;
+      }
     }
     for (size_t i = 0; i < kHostSigCount; ++i) take_missing(into.parts[i], from.parts[i]);
     if (into.buckets.empty()) into.buckets = std::move(from.buckets);
@@ -691,6 +696,10 @@ void SignalSetBuilder::join_by_uuid() {
     for (auto& [key, p] : from.processes) into.processes.try_emplace(key, std::move(p));
     for (auto& [key, parts] : from.presence) take_missing(into.presence[key], parts);
     for (auto& [key, l] : from.links) into.links.try_emplace(key, std::move(l));
+    if (from.simulated && !into.simulated) {
+      into.simulated = true;
+      into.scenario = std::move(from.scenario);
+    }
     hosts_.erase(b);
     joined = true;
   }
