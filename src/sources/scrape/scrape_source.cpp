@@ -217,7 +217,9 @@ class TargetSink final : public diagnose::MetricSink {
         }
       }
       if (!registry_.collects(o.field)) continue;
-      if (!o.own) o.slot = registry_.slot(o.field, entity, o.extra);
+      // The slot is taken at the first sample, once the budgets have room
+      // for the series: one beyond them costs no slot.
+      o.unresolved = !o.own;
       h.mig_own |= o.own;
       h.outs.push_back(std::move(o));
     }
@@ -261,7 +263,15 @@ class TargetSink final : public diagnose::MetricSink {
       GpuPod& pod = h.mig_gi >= 0 ? mig_pods_[{h.entity, static_cast<unsigned>(h.mig_gi)}] : pods_[h.entity];
       if (pod.pod.empty()) pod = h.pod;
     }
-    for (const Out& o : h.outs) {
+    for (Out& o : h.outs) {
+      if (o.unresolved) {
+        if (!held_.contains(held_key(o, h.entity)) && !room()) {
+          drop_limit();
+          continue;
+        }
+        o.slot = registry_.slot(o.field, h.entity, o.extra);
+        o.unresolved = false;
+      }
       if (o.slot == kNoSlot) continue;  // a MIG instance not known yet
       const double x = o.one ? 1.0 : v * o.scale;
       const LabelKind kind =
@@ -275,7 +285,7 @@ class TargetSink final : public diagnose::MetricSink {
         pos_.resize(o.slot + 1024, 0);
         family_.resize(o.slot + 1024, 0);
       }
-      if (stamp_[o.slot] != round_ && !admit(o.slot)) continue;
+      if (stamp_[o.slot] != round_ && !admit(o, h.entity)) continue;
       if (stamp_[o.slot] == round_) {
         if (family_[o.slot] != h.family) continue;  // another name of the field came first
         double& have = values_[pos_[o.slot]].value;
@@ -334,6 +344,7 @@ class TargetSink final : public diagnose::MetricSink {
     scrape::Combine combine;
     bool own = false;  // a gpu_mig_* series: `extra` is the instance's labels
     bool one = false;  // gpu_mig_info: 1 whatever the value
+    bool unresolved = false;  // no slot looked up yet (kNoSlot)
   };
   struct Handle {
     std::vector<Out> outs;
@@ -397,24 +408,33 @@ class TargetSink final : public diagnose::MetricSink {
     if (dropped_round_ != round_) drop_message_ = std::move(message);
     dropped_round_ = round_;
   }
-  // Whether `slot`, not set yet this scrape, may be: the target holds it
-  // already, or both budgets have room (the target's and all targets').
-  bool admit(uint32_t slot) {
-    if (auto it = held_.find(slot); it != held_.end()) {
+  static std::string held_key(const Out& o, int entity) {
+    return std::to_string(static_cast<int>(o.field)) + "|" + std::to_string(entity) + "|" + o.extra;
+  }
+  bool room() const { return held_.size() < max_series_ && budget_.held.load() < budget_.max_total.load(); }
+  void drop_limit() {
+    const bool own = held_.size() >= max_series_;
+    drop("limit", target_ + ": more than " + std::to_string(own ? max_series_ : budget_.max_total.load()) +
+                      (own ? " catalog series from this target" : " catalog series from all targets") + " within " +
+                      std::to_string(kHeldAfterRemovalMs / 1000) + " s (" +
+                      (own ? "source.scrape.max_series" : "source.scrape.max_series_total") + ")");
+  }
+  // Whether the series of `o` (slot resolved, not set yet this scrape) may
+  // be set: the target holds it already, or both budgets have room (the
+  // target's and all targets').
+  bool admit(const Out& o, int entity) {
+    std::string key = held_key(o, entity);
+    if (auto it = held_.find(key); it != held_.end()) {
       it->second = now_ms_;
       return true;
     }
-    if (held_.size() >= max_series_ || budget_.held.load() >= budget_.max_total) {
-      const bool own = held_.size() >= max_series_;
-      drop("limit", target_ + ": more than " + std::to_string(own ? max_series_ : budget_.max_total.load()) +
-                        (own ? " catalog series from this target" : " catalog series from all targets") +
-                        " within " + std::to_string(kHeldAfterRemovalMs / 1000) + " s (" +
-                        (own ? "source.scrape.max_series" : "source.scrape.max_series_total") + ")");
+    if (!room()) {
+      drop_limit();
       return false;
     }
-    held_.emplace(slot, now_ms_);
+    held_.emplace(std::move(key), now_ms_);
     ++budget_.held;
-    registry_.mark_short_lived(slot);
+    registry_.mark_short_lived(o.slot);
     return true;
   }
   // A number per distinct series: its name and its labels sorted, so that
@@ -464,7 +484,7 @@ class TargetSink final : public diagnose::MetricSink {
   size_t max_series_;
   ScrapeBudget& budget_;
   int64_t now_ms_ = 0;
-  std::unordered_map<uint32_t, int64_t> held_;  // slot -> the last scrape that set it
+  std::unordered_map<std::string, int64_t> held_;  // series (held_key) -> the last scrape that set it
   std::unordered_map<std::string, uint32_t> identities_;
   std::vector<uint64_t> identity_round_;        // per identity: the round that last sampled it
   std::map<std::string, uint64_t> dropped_;
