@@ -33,6 +33,8 @@ Result<std::shared_ptr<push::PushStore>> make_push_store(const AgentConfig& c) {
   o.limits = {.max_body_bytes = n(c.push.max_body_bytes),
               .max_series_per_push = n(c.push.max_series_per_push),
               .max_series_per_group = n(c.push.max_series_per_group),
+              .max_series_per_job = n(c.push.max_series_per_job),
+              .max_series = n(c.push.max_series),
               .max_groups = n(c.push.max_groups),
               .max_labels = n(c.push.max_labels),
               .max_label_length = n(c.push.max_label_length)};

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "model/label_rules.h"
 #include "model/selection.h"
 #include "server/web_security.h"
 #include "sources/registry.h"
@@ -127,6 +128,12 @@ Status set_key(AgentConfig& c, const std::string& name, const std::string& text,
   switch (k->type) {
     case KeyType::kText:
     case KeyType::kPath:
+      // Text reaches labels, logs and pages: the label rules' UTF-8, and the
+      // whole rule for the one label value the configuration sets.
+      if (!valid_utf8(text)) return bad("\"" + printable(text) + "\" is not valid UTF-8");
+      if (k->key == "remote_write.job" && !text.empty()) {
+        if (LabelCheck lc = check_label("job", text, LabelLimits{}); !lc) return bad(lc.message);
+      }
       break;
     case KeyType::kChoice: {
       const auto options = split(k->choices);

@@ -75,7 +75,9 @@ struct PushConfig {
   std::string token_file;  // "" accepts pushes without a token
   int64_t max_body_bytes = 1 << 20;
   int64_t max_series_per_push = 5000;
-  int64_t max_series_per_group = 5000;
+  int64_t max_series_per_group = 2048;
+  int64_t max_series_per_job = 2048;
+  int64_t max_series = 4096;
   int64_t max_groups = 1024;
   int64_t max_labels = 24;
   int64_t max_label_length = 256;

@@ -289,6 +289,9 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
      "Pushed series the receiver exports."},
     {FieldId::kAgentPushRejected, "gpulens_push_rejected_total", kCounter, "", kAgent, kNode,
      "Pushes refused, by reason (label reason); expired groups count under reason=\"expired\"."},
+    {FieldId::kAgentSeriesDropped, "gpulens_series_dropped_total", kCounter, "", kAgent, kNode,
+     "Series a pusher or a scrape target sent that the agent refused or dropped, by source and reason (a series "
+     "budget, an invalid label or value, a duplicate); docs/limits.md."},
 }};
 
 constexpr bool catalog_in_enum_order() {

@@ -168,6 +168,7 @@ enum class FieldId : uint16_t {
   kAgentPushGroups,
   kAgentPushSeries,
   kAgentPushRejected,
+  kAgentSeriesDropped,
   kCount  // not a field
 };
 

@@ -207,6 +207,11 @@ std::vector<uint32_t> SeriesRegistry::release_locked(const std::vector<uint32_t>
   return freed;
 }
 
+void SeriesRegistry::mark_short_lived(uint32_t slot) {
+  std::lock_guard lock(mu_);
+  if (slot < short_lived_.size() && series_[slot].gpu != kFreedEntity) short_lived_[slot] = 1;
+}
+
 void SeriesRegistry::key_into(std::string& out, FieldId field, int gpu, std::string_view extra) {
   out.clear();
   char buf[16];
@@ -249,11 +254,13 @@ uint32_t SeriesRegistry::slot(FieldId field, int gpu, std::string_view extra) {
     free_.pop_back();
     series_[slot] = std::move(s);
     ++generation_[slot];
+    short_lived_[slot] = 0;
   } else {
     slot = static_cast<uint32_t>(series_.size());
     series_.push_back(std::move(s));
     looked_up_.push_back(0);
     generation_.push_back(0);
+    short_lived_.push_back(0);
   }
   looked_up_[slot] = 1;
   by_field_[static_cast<size_t>(field)].push_back(slot);

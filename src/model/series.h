@@ -142,6 +142,13 @@ class SeriesRegistry {
   // others), forgets every lookup mark, and returns the freed slots. Call
   // under mutex(). A freed slot is absent from slots_of() until reused.
   std::vector<uint32_t> release_locked(const std::vector<uint32_t>& candidates);
+  // Marks `slot` as a series an outside writer (a pusher, a scrape target)
+  // set: once absent, the history releases it after its short-lived bound
+  // (History::set_short_lived_release) rather than a whole window. Reusing
+  // the slot clears the mark.
+  void mark_short_lived(uint32_t slot);
+  // Call under mutex().
+  bool short_lived(uint32_t slot) const { return slot < short_lived_.size() && short_lived_[slot] != 0; }
   // Slots of one field, in creation order.
   const std::vector<uint32_t>& slots_of(FieldId field) const {
     return by_field_[static_cast<size_t>(field)];
@@ -162,6 +169,7 @@ class SeriesRegistry {
   std::vector<uint32_t> free_;           // freed slots, reused last in first out
   std::vector<uint8_t> looked_up_;       // per slot: returned by slot() since the last release
   std::vector<uint32_t> generation_;     // per slot
+  std::vector<uint8_t> short_lived_;     // per slot: mark_short_lived()
   void rebuild_dcgm_labels_locked();
 
   std::vector<GpuIdentity> gpus_;

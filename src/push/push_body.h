@@ -30,7 +30,9 @@ using Labels = std::vector<std::pair<std::string, std::string>>;  // in arrival 
 struct PushLimits {
   size_t max_body_bytes = 1 << 20;     // push.max_body_bytes
   size_t max_series_per_push = 5000;   // push.max_series_per_push
-  size_t max_series_per_group = 5000;  // push.max_series_per_group
+  size_t max_series_per_group = 2048;  // push.max_series_per_group
+  size_t max_series_per_job = 2048;    // push.max_series_per_job: a pusher's groups together (its job)
+  size_t max_series = 4096;            // push.max_series: all groups together
   size_t max_groups = 1024;            // push.max_groups
   size_t max_labels = 24;              // push.max_labels, per series, grouping labels included
   size_t max_label_length = 256;       // push.max_label_length, of a name or a value (bytes)

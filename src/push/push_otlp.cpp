@@ -30,10 +30,8 @@ bool int_of(element e, int64_t& v) {
     v = i;
     return true;
   }
-  if (uint64_t u; e.get_uint64().get(u) == simdjson::SUCCESS) {
-    v = static_cast<int64_t>(u);
-    return true;
-  }
+  // asInt is an sfixed64: a JSON number beyond INT64_MAX (2^64-1 from a
+  // client that wrote an unsigned value) is out of range, never wrapped to -1.
   if (std::string_view s; e.get_string().get(s) == simdjson::SUCCESS) {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     return ec == std::errc() && p == s.data() + s.size();
@@ -189,7 +187,7 @@ Result<OtlpResult> parse_otlp_json(std::string_view body, const PushLimits& limi
           if (p["asDouble"].get(v) == simdjson::SUCCESS) {
             if (!double_of(v, s.value)) return invalid_argument(pwhere + ": asDouble is not a number");
           } else if (p["asInt"].get(v) == simdjson::SUCCESS) {
-            if (!int_of(v, iv)) return invalid_argument(pwhere + ": asInt is not an integer");
+            if (!int_of(v, iv)) return invalid_argument(pwhere + ": asInt is not an integer in the int64 range");
             s.value = static_cast<double>(iv);
           } else {
             ++out.rejected_points;

@@ -8,6 +8,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "model/label_rules.h"
+#include "model/series_budget.h"
 #include "util/json.h"
 
 namespace gpulens::push {
@@ -96,6 +98,12 @@ std::string rpc_status(int code, std::string_view message) {
   return out;
 }
 
+// 429 for a limit of the receiver's (retry later), 409 for a conflict, else 400.
+int status_of(const Status& s, std::string_view reason) {
+  if (reason == "conflict") return 409;
+  return s.code() == Code::kUnavailable ? 429 : 400;
+}
+
 bool pid_alive(const std::string& proc_root, int64_t pid) {
   struct stat st{};
   return stat((proc_root + "/" + std::to_string(pid)).c_str(), &st) == 0;
@@ -141,9 +149,18 @@ Status PushStore::resolve(const std::vector<PushedSample>& samples, const Labels
     }
     auto id = find_field(s.name);
     if (!id || !pushable(*id)) {
-      return fail("unknown_metric", s.name + " is not a metric the push receiver takes (it takes: " + pushable_names() + ")");
+      return fail("unknown_metric", printable(s.name) + " is not a metric the push receiver takes (it takes: " +
+                                        pushable_names() + ")");
     }
     const FieldDef& f = field(*id);
+    // The one rule of every outside label and value (model/label_rules.h).
+    const LabelKind kind = f.type == MetricType::kCounter ? LabelKind::kCounter : LabelKind::kGauge;
+    const LabelLimits label_limits{options_.limits.max_labels, options_.limits.max_label_length,
+                                   options_.limits.max_label_length};
+    if (LabelCheck c = check_labels(labels, label_limits, kind); !c) {
+      return fail(gpulens::reason(c.problem), s.name + ": " + c.message);
+    }
+    if (LabelCheck c = check_value(s.value, kind); !c) return fail(gpulens::reason(c.problem), s.name + ": " + c.message);
     if ((s.type == "counter" && f.type != MetricType::kCounter) || (s.type == "gauge" && f.type != MetricType::kGauge) ||
         s.type == "histogram" || s.type == "summary") {
       return fail("malformed", s.name + " pushed as " + s.type + ", but it is a " + std::string(type_name(f.type)));
@@ -209,8 +226,42 @@ Status PushStore::resolve(const std::vector<PushedSample>& samples, const Labels
   return Status::ok();
 }
 
-Status PushStore::merge(const std::string& key, std::vector<Entry> entries, bool replace_all, int64_t now_ms,
-                        std::string& reason) {
+std::string PushStore::series_id(const Entry& e) {
+  return std::to_string(static_cast<int>(e.field)) + "|" + std::to_string(e.gpu) + "|" + e.extra;
+}
+
+void PushStore::drop_entries_locked(const std::string& key, const Group& g, int64_t now_ms) {
+  for (const Entry& e : g.entries) {
+    std::string id = series_id(e);
+    if (auto o = owners_.find(id); o != owners_.end() && o->second == key) owners_.erase(o);
+    removed_[std::move(id)] = {g.job, now_ms + kHeldAfterRemovalMs};
+  }
+}
+
+size_t PushStore::held_locked(const std::string& job, size_t& of_job, int64_t now_ms) {
+  std::erase_if(removed_, [&](const auto& r) { return r.second.until_ms <= now_ms; });
+  size_t total = removed_.size();
+  of_job = 0;
+  for (const auto& [id, r] : removed_) of_job += r.job == job ? 1 : 0;
+  for (const auto& [k, g] : groups_) {
+    total += g.entries.size();
+    if (g.job == job) of_job += g.entries.size();
+  }
+  return total;
+}
+
+void PushStore::count_dropped(std::string_view reason, size_t series) {
+  std::lock_guard lock(mu_);
+  dropped_[std::string(reason)] += series;
+}
+
+void PushStore::mark_short_lived(const std::vector<Entry>& entries) {
+  if (!registry_) return;
+  for (const Entry& e : entries) registry_->mark_short_lived(registry_->slot(e.field, e.gpu, e.extra));
+}
+
+Status PushStore::merge(const std::string& key, const std::string& job, std::vector<Entry> entries, bool replace_all,
+                        int64_t now_ms, std::string& reason) {
   std::lock_guard lock(mu_);
   auto it = groups_.find(key);
   if (it == groups_.end() && groups_.size() >= options_.limits.max_groups) {
@@ -228,12 +279,10 @@ Status PushStore::merge(const std::string& key, std::vector<Entry> entries, bool
   }
   for (auto& e : entries) merged.push_back(std::move(e));
   // Within a group a series is kept once: the last one pushed wins.
-  std::set<std::pair<uint16_t, std::string>> seen;
+  std::set<std::string> seen;
   std::vector<Entry> unique;
   for (auto e = merged.rbegin(); e != merged.rend(); ++e) {
-    if (seen.insert({static_cast<uint16_t>(e->field), std::to_string(e->gpu) + "|" + e->extra}).second) {
-      unique.push_back(std::move(*e));
-    }
+    if (seen.insert(series_id(*e)).second) unique.push_back(std::move(*e));
   }
   std::reverse(unique.begin(), unique.end());
   if (unique.size() > options_.limits.max_series_per_group) {
@@ -241,7 +290,57 @@ Status PushStore::merge(const std::string& key, std::vector<Entry> entries, bool
     return invalid_argument("the group would hold " + std::to_string(unique.size()) + " series, more than " +
                             std::to_string(options_.limits.max_series_per_group) + " (push.max_series_per_group)");
   }
+  // Another group holding the same series (groups that differ only in job or
+  // instance, which the exported series do not carry) would overwrite it.
+  for (const Entry& e : unique) {
+    auto o = owners_.find(series_id(e));
+    if (o == owners_.end() || o->second == key) continue;
+    reason = "conflict";
+    std::string other = o->second.substr(o->second.find('\x1f') == std::string::npos ? o->second.size()
+                                                                                       : o->second.find('\x1f'));
+    for (char& c : other) c = c == '\x1f' ? ' ' : c == '\x1e' ? '=' : c;
+    return invalid_argument(e.name + "{" + printable(e.extra, 200) + "} is already pushed by another group (" +
+                    printable(other, 200) + "); groups that differ only in job or instance would overwrite each "
+                    "other's series: DELETE that group first, or add a label that tells them apart");
+  }
+  // The budgets count the series held now plus those removed within
+  // kHeldAfterRemovalMs, which the history still keeps.
+  size_t fresh = 0;
+  for (const Entry& e : unique) {
+    const std::string id = series_id(e);
+    if (!owners_.contains(id) && !removed_.contains(id)) ++fresh;
+  }
+  size_t of_job = 0;
+  const size_t total = held_locked(job, of_job, now_ms);
+  if (total + fresh > options_.limits.max_series || of_job + fresh > options_.limits.max_series_per_job) {
+    reason = "limit";
+    const bool whole = total + fresh > options_.limits.max_series;
+    return unavailable("the push would add " + std::to_string(fresh) + " series to the " +
+                       std::to_string(whole ? total : of_job) + (whole ? "" : " of job \"" + printable(job) + "\"") +
+                       " the receiver holds, more than " +
+                       std::to_string(whole ? options_.limits.max_series : options_.limits.max_series_per_job) +
+                       (whole ? " (push.max_series)" : " (push.max_series_per_job)") +
+                       "; series a DELETE or a new PUT removed count for another " +
+                       std::to_string(kHeldAfterRemovalMs / 1000) + " s");
+  }
   Group& g = groups_[key];
+  {
+    // Series of the group this push does not keep are removed.
+    std::set<std::string> kept;
+    for (const Entry& e : unique) kept.insert(series_id(e));
+    Group gone;
+    gone.job = g.job.empty() ? job : g.job;
+    for (const Entry& e : g.entries) {
+      if (!kept.contains(series_id(e))) gone.entries.push_back(e);
+    }
+    drop_entries_locked(key, gone, now_ms);
+  }
+  for (const Entry& e : unique) {
+    std::string id = series_id(e);
+    removed_.erase(id);
+    owners_[std::move(id)] = key;
+  }
+  g.job = job;
   g.entries = std::move(unique);
   g.last_push_ms = now_ms;
   return Status::ok();
@@ -262,7 +361,10 @@ PushAnswer PushStore::pushgateway(std::string_view method, std::string_view path
   if (method == "DELETE") {
     if (!body.empty()) return refuse(400, "malformed", "DELETE takes no body");
     std::lock_guard lock(mu_);
-    groups_.erase(key);
+    if (auto g = groups_.find(key); g != groups_.end()) {
+      drop_entries_locked(key, g->second, now_ms);
+      groups_.erase(g);
+    }
     a.status = 202;
     return a;
   }
@@ -275,10 +377,17 @@ PushAnswer PushStore::pushgateway(std::string_view method, std::string_view path
   if (!samples) return refuse(400, "malformed", "text format: " + samples.status().message());
   std::vector<Entry> entries;
   std::string reason;
-  if (Status s = resolve(*samples, *key_labels, entries, reason); !s) return refuse(400, reason, s.message());
-  if (Status s = merge(key, std::move(entries), method == "PUT", now_ms, reason); !s) {
-    return refuse(s.code() == Code::kUnavailable ? 429 : 400, reason, s.message());
+  if (Status s = resolve(*samples, *key_labels, entries, reason); !s) {
+    count_dropped(reason, samples->size());
+    return refuse(400, reason, s.message());
   }
+  const std::string* job = find_label(*key_labels, "job");
+  const std::vector<Entry> accepted = entries;
+  if (Status s = merge(key, job ? *job : "", std::move(entries), method == "PUT", now_ms, reason); !s) {
+    count_dropped(reason, samples->size());
+    return refuse(status_of(s, reason), reason, s.message());
+  }
+  mark_short_lived(accepted);
   return a;
 }
 
@@ -304,10 +413,19 @@ PushAnswer PushStore::otlp_json(std::string_view body, int64_t now_ms) {
         if (!find_label(s.labels, n)) s.labels.emplace_back(n, v);
       }
     }
-    if (Status s = resolve(samples, {}, entries, reason); !s) return refuse(400, reason, s.message());
-    if (Status s = merge(group_key(r.attributes, "otlp"), std::move(entries), false, now_ms, reason); !s) {
-      return refuse(s.code() == Code::kUnavailable ? 429 : 400, reason, s.message());
+    if (Status s = resolve(samples, {}, entries, reason); !s) {
+      count_dropped(reason, samples.size());
+      return refuse(400, reason, s.message());
     }
+    const std::string* job = find_label(r.attributes, "service_name");
+    if (!job) job = find_label(r.attributes, "job");
+    const std::vector<Entry> accepted = entries;
+    if (Status s = merge(group_key(r.attributes, "otlp"), job ? *job : "", std::move(entries), false, now_ms, reason);
+        !s) {
+      count_dropped(reason, samples.size());
+      return refuse(status_of(s, reason), reason, s.message());
+    }
+    mark_short_lived(accepted);
   }
   if (parsed->rejected_points > 0) {
     count_rejected("partial");
@@ -330,16 +448,21 @@ void PushStore::fill(Frame& frame) {
     Group& g = it->second;
     if (now - g.last_push_ms > options_.ttl_ms) {
       ++rejected_["expired"];
+      drop_entries_locked(it->first, g, now);
       it = groups_.erase(it);
       continue;
     }
     const bool had = !g.entries.empty();
+    Group gone;
+    gone.job = g.job;
     std::erase_if(g.entries, [&](const Entry& e) {
       if (!e.pid || !options_.check_pids) return false;
       auto [a, inserted] = alive.try_emplace(e.pid, false);
       if (inserted) a->second = pid_alive(options_.proc_root, e.pid);
+      if (!a->second) gone.entries.push_back(e);
       return !a->second;
     });
+    drop_entries_locked(it->first, gone, now);
     if (had && g.entries.empty()) {  // every process it described is gone
       ++rejected_["expired"];
       it = groups_.erase(it);
@@ -353,6 +476,10 @@ void PushStore::fill(Frame& frame) {
   frame.set_node(FieldId::kAgentPushGroups, static_cast<double>(groups_.size()));
   frame.set_node(FieldId::kAgentPushSeries, static_cast<double>(series));
   for (const auto& [reason, n] : rejected_) frame.set_node(FieldId::kAgentPushRejected, label("reason", reason), static_cast<double>(n));
+  for (const auto& [reason, n] : dropped_) {
+    frame.set_node(FieldId::kAgentSeriesDropped, label("source", "push") + "," + label("reason", reason),
+                   static_cast<double>(n));
+  }
 }
 
 namespace {

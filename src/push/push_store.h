@@ -31,6 +31,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "model/frame.h"
@@ -97,13 +98,28 @@ class PushStore {
   };
   struct Group {
     int64_t last_push_ms = 0;
+    std::string job;  // the pusher: the grouping key's job, an OTLP resource's service_name
     std::vector<Entry> entries;
   };
+  // A series no group holds any more, which the history still keeps until
+  // `until_ms` (series_budget.h): it counts toward its job's budget.
+  struct Removed {
+    std::string job;
+    int64_t until_ms = 0;
+  };
+  static std::string series_id(const Entry& e);
+  // Moves the entries of `g` (under mu_) to removed_, out of owners_.
+  void drop_entries_locked(const std::string& key, const Group& g, int64_t now_ms);
+  // Series held now (groups' and removed_ ones), in total and of `job`.
+  size_t held_locked(const std::string& job, size_t& of_job, int64_t now_ms);
+  // Marks the entries' series as short-lived (SeriesRegistry::mark_short_lived).
+  void mark_short_lived(const std::vector<Entry>& entries);
   // Joins samples (labels already merged with the group's) into entries.
   Status resolve(const std::vector<PushedSample>& samples, const Labels& group_labels, std::vector<Entry>& out,
                  std::string& reason);
-  Status merge(const std::string& key, std::vector<Entry> entries, bool replace_all, int64_t now_ms,
-               std::string& reason);
+  Status merge(const std::string& key, const std::string& job, std::vector<Entry> entries, bool replace_all,
+               int64_t now_ms, std::string& reason);
+  void count_dropped(std::string_view reason, size_t series);
 
   PushOptions options_;
   SeriesRegistry* registry_ = nullptr;
@@ -111,6 +127,9 @@ class PushStore {
   mutable std::mutex mu_;
   std::map<std::string, Group> groups_;
   std::map<std::string, uint64_t> rejected_;  // reason -> count
+  std::map<std::string, uint64_t> dropped_;   // reason -> series refused (gpulens_series_dropped_total)
+  std::unordered_map<std::string, std::string> owners_;  // series_id -> the group key holding it
+  std::unordered_map<std::string, Removed> removed_;     // series_id -> held until
 };
 
 // The source that publishes a PushStore's series into the agent's live store

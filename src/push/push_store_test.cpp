@@ -183,7 +183,8 @@ TEST(PushStore, LimitsAreClearErrors) {
   Fixture fx(o);
   const std::string one = "gpu_allocator_reserved_bytes{gpu_uuid=\"GPU-aaaa\"} 1\n";
   ASSERT_EQ(fx.put("/metrics/job/a", one).status, 200);
-  ASSERT_EQ(fx.put("/metrics/job/b", one).status, 200);
+  // Group b's series differs from a's (the same one would be a conflict).
+  ASSERT_EQ(fx.put("/metrics/job/b", "gpu_allocator_reserved_bytes{gpu_uuid=\"GPU-aaaa\",q=\"b\"} 1\n").status, 200);
   auto a = fx.put("/metrics/job/c", one);
   EXPECT_EQ(a.status, 429);
   EXPECT_NE(a.body.find("(push.max_groups)"), std::string::npos) << a.body;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "model/series_budget.h"
 #include "server/gzip.h"
 #include "server/history_routes.h"
 #include "server/web_routes.h"
@@ -27,6 +28,7 @@ Agent::Agent(AgentOptions options, std::vector<std::unique_ptr<Source>> sources)
     : options_(std::move(options)), guard_(options_.allowed_hosts) {
   const int64_t interval = std::max<int64_t>(options_.interval_ms, 10);
   history_ = std::make_unique<History>(static_cast<size_t>(std::max<int64_t>(1, options_.history_ms / interval)));
+  history_->set_short_lived_release(static_cast<size_t>(std::max<int64_t>(1, kShortLivedReleaseMs / interval)));
   for (auto& s : sources) runners_.push_back({std::move(s), -1, {}});
   if (options_.push) {
     options_.push->attach(registry_, live_);
@@ -169,9 +171,10 @@ void Agent::publish_self(int64_t now_ms) {
 void Agent::run_recorder() {
   const int64_t interval = options_.interval_ms;
   int64_t next = wall_ms() + interval / 2;  // between source ticks
-  // Series gone for a whole history window (exited processes, expired push
-  // groups) give back their slots about once a minute.
-  const int64_t reclaim_every = std::max<int64_t>(1, 60'000 / std::max<int64_t>(interval, 1));
+  // Series gone for a whole history window (exited processes), or pushed
+  // and scraped ones gone kShortLivedReleaseMs, give back their slots about
+  // once a minute.
+  const int64_t reclaim_every = std::max<int64_t>(1, kReclaimPeriodMs / std::max<int64_t>(interval, 1));
   int64_t records = 0;
   std::unique_lock lock(stop_mu_);
   while (!stopping_) {

@@ -8,7 +8,11 @@
 namespace gpulens {
 namespace {
 
-bool is_pushgateway_path(std::string_view p) { return p == "/metrics/job" || p.starts_with("/metrics/job/"); }
+// /metrics/job/<job>..., or /metrics/job@base64/<job in base64>... (the Pushgateway's encoding of a job name
+// with a '/' or an empty one).
+bool is_pushgateway_path(std::string_view p) {
+  return p == "/metrics/job" || p.starts_with("/metrics/job/") || p.starts_with("/metrics/job@base64/");
+}
 bool is_otlp_path(std::string_view p) { return p == "/v1/metrics"; }
 
 bool istarts_with(std::string_view s, std::string_view prefix) {
@@ -36,7 +40,17 @@ Status gunzip_bounded(std::string_view in, std::string& out, size_t limit) {
   z.avail_in = static_cast<uInt>(in.size());
   char buf[16384];
   int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
+  // A gzip file may hold several members one after the other (RFC 1952
+  // 2.2, `cat a.gz b.gz`): each is inflated in turn.
+  for (;;) {
+    if (rc == Z_STREAM_END) {
+      if (z.avail_in == 0) break;
+      if (inflateReset(&z) != Z_OK) {
+        inflateEnd(&z);
+        return internal_error("zlib reset failed");
+      }
+      rc = Z_OK;
+    }
     z.next_out = reinterpret_cast<Bytef*>(buf);
     z.avail_out = sizeof buf;
     rc = inflate(&z, Z_NO_FLUSH);

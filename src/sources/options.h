@@ -51,6 +51,10 @@ struct ScrapeOptions {
   int64_t interval_ms = 1000;           // how often each target is scraped
   int64_t timeout_ms = 2000;            // connect, send and whole answer of one scrape
   int64_t max_bytes = 16 << 20;         // a bigger answer is an error (the target is down)
+  int64_t max_series = 2048;            // catalog series one target sets (within kHeldAfterRemovalMs); more dropped
+  int64_t max_series_total = 4096;      // the same, all targets together
+  int64_t max_labels = 64;              // labels of one scraped series; more: the series is dropped
+  int64_t max_label_length = 1024;      // bytes of a scraped label name or value
   HttpClientOptions client;             // TLS and credentials (timeout and body limit set from above)
 };
 

@@ -1,6 +1,7 @@
 // History rings: one float per series per record.
 #include "store/history.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -69,7 +70,9 @@ size_t History::reclaim(SeriesRegistry& registry, const LiveStore& live) {
   std::scoped_lock lock(registry.mutex(), live.mutex(), mu_);
   std::vector<uint32_t> gone;
   for (uint32_t s = 0; s < rings_.size(); ++s) {
-    if (!rings_[s].empty() && absent_[s] >= capacity_ && !live.present(s)) gone.push_back(s);
+    if (rings_[s].empty() || live.present(s)) continue;
+    const size_t bound = registry.short_lived(s) ? std::min(short_lived_release_, capacity_) : capacity_;
+    if (absent_[s] >= bound) gone.push_back(s);
   }
   const std::vector<uint32_t> freed = registry.release_locked(gone);
   for (uint32_t s : freed) {

@@ -9,8 +9,10 @@
 // default capacity (one hour at 1 s = 3600 records) and the ~700 series of an
 // 8-GPU node that is about 10 MiB. "Series" counts those seen within the
 // window: reclaim() frees the ring and the registry slot of every series
-// absent for a whole window (an exited process, an expired push group), so
-// churning pids and pods do not add up.
+// absent for a whole window (an exited process), or for the much shorter
+// set_short_lived_release() bound when a pusher or a scrape target wrote it
+// (an expired or DELETEd push group), so churning pids, pods and labels do
+// not add up.
 //
 //   History h(3600);
 //   h.record(registry, live, now_ms);
@@ -41,10 +43,18 @@ class History {
             const std::function<void(int64_t t_ms, float value)>& visit) const;
 
   // Frees the ring and the registry slot (SeriesRegistry::release_locked) of
-  // every series absent from the last capacity() records, unless a source
+  // every series absent from the last capacity() records (short-lived ones:
+  // set_short_lived_release() records), unless a source
   // looked it up since the previous reclaim; returns how many were freed.
   // The agent calls it about once a minute.
   size_t reclaim(SeriesRegistry& registry, const LiveStore& live);
+
+  // Series an outside writer set (SeriesRegistry::mark_short_lived: pushed,
+  // scraped) are freed by reclaim() once absent from the last `records`
+  // records instead of a whole window: a DELETE, a new PUT or a target that
+  // stopped giving a series releases its history that much sooner. Default:
+  // capacity() (no difference).
+  void set_short_lived_release(size_t records) { short_lived_release_ = records == 0 ? 1 : records; }
 
   // The record times with from_ms <= t <= to_ms, oldest first.
   std::vector<int64_t> times(int64_t from_ms, int64_t to_ms) const;
@@ -57,6 +67,7 @@ class History {
 
  private:
   size_t capacity_;
+  size_t short_lived_release_ = capacity_;
   mutable std::mutex mu_;
   std::vector<int64_t> times_;              // ring of record times
   std::vector<std::vector<float>> rings_;   // per slot, capacity each

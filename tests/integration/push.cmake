@@ -13,3 +13,7 @@ add_test(NAME c_push_client
 set_tests_properties(c_push_client PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 60)
 add_test(NAME python_client_install COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/clients/python/tests/test_install.py)
 set_tests_properties(python_client_install PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+# Hostile pushes and scrape pages, then a real Prometheus scrapes the agent:
+# up = 1, the bad series absent, the drops counted (about 15 s).
+add_test(NAME hostile_input COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/hostile_input_test.sh $<TARGET_FILE:gpulens>)
+set_tests_properties(hostile_input PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 120)

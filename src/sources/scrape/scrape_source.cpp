@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "diagnose/openmetrics_parser.h"
+#include "model/label_rules.h"
+#include "model/series_budget.h"
 #include "sources/scrape/catalog_targets.h"
 #include "util/log.h"
 
@@ -127,20 +130,39 @@ class GpuJoin {
   std::set<std::string> dropped_;
 };
 
+// The series budget of all targets together: catalog series set within
+// kHeldAfterRemovalMs (series_budget.h), summed over targets.
+struct ScrapeBudget {
+  std::atomic<size_t> held{0};
+  std::atomic<size_t> max_total{0};
+};
+
 // What one target's parse produces: catalog values by slot, series of one
 // family on one slot combined by their target's rule (summed CPU seconds
 // over CPUs), another family landing on a taken slot ignored (two DCGM
 // names of one field).
 class TargetSink final : public diagnose::MetricSink {
  public:
-  TargetSink(SeriesRegistry& registry, GpuJoin& gpus, std::string target)
-      : registry_(registry), gpus_(gpus), target_(std::move(target)) {}
+  TargetSink(SeriesRegistry& registry, GpuJoin& gpus, std::string target, const ScrapeOptions& o,
+             ScrapeBudget& budget)
+      : registry_(registry),
+        gpus_(gpus),
+        target_(std::move(target)),
+        label_limits_{static_cast<size_t>(o.max_labels), static_cast<size_t>(o.max_label_length),
+                      static_cast<size_t>(o.max_label_length)},
+        max_series_(static_cast<size_t>(o.max_series)),
+        budget_(budget) {}
+  ~TargetSink() { budget_.held -= held_.size(); }
 
-  // Starts a scrape attempt (every attempt, failed ones too: a series
-  // unused for more than one attempt looks its slots up again).
-  void begin() {
+  // Starts a scrape attempt at `now_ms` (every attempt, failed ones too: a
+  // series unused for more than one attempt looks its slots up again).
+  void begin(int64_t now_ms) {
     values_.clear();
     ++round_;
+    now_ms_ = now_ms;
+    const size_t before = held_.size();
+    std::erase_if(held_, [&](const auto& h) { return h.second + kHeldAfterRemovalMs <= now_ms; });
+    budget_.held -= before - held_.size();
     pods_.clear();
     mig_pods_.clear();
     exporters_.clear();
@@ -153,6 +175,15 @@ class TargetSink final : public diagnose::MetricSink {
     if (name == "gpulens_simulated") simulated_ = true;  // another gpulens running its simulator
     const std::vector<scrape::CatalogTarget> targets = scrape::catalog_targets(name, labels);
     if (targets.empty()) return -1;
+    // The one rule of outside labels (model/label_rules.h): a series that
+    // breaks it is dropped, and counted at every scrape that gives it.
+    if (LabelCheck c = check_labels(labels, label_limits_); !c) {
+      Handle h;
+      h.dropped = reason(c.problem);
+      h.dropped_message = printable(name) + ": " + c.message;
+      handles_.push_back(std::move(h));
+      return static_cast<int64_t>(handles_.size() - 1);
+    }
     int entity = kNodeEntity;
     if (field(targets.front().field).scope == Scope::kGpu) {
       entity = gpus_.index(labels, target_);
@@ -160,6 +191,7 @@ class TargetSink final : public diagnose::MetricSink {
     }
     Handle h;
     h.last_round = round_;
+    h.identity = identity_id(name, labels);
     h.family = family_id(name);
     h.entity = entity;
     h.exporter = exporter;
@@ -191,7 +223,9 @@ class TargetSink final : public diagnose::MetricSink {
         }
       }
       if (!registry_.collects(o.field)) continue;
-      if (!o.own) o.slot = registry_.slot(o.field, entity, o.extra);
+      // The slot is taken at the first sample, once the budgets have room
+      // for the series: one beyond them costs no slot.
+      o.unresolved = !o.own;
       h.mig_own |= o.own;
       h.outs.push_back(std::move(o));
     }
@@ -208,6 +242,17 @@ class TargetSink final : public diagnose::MetricSink {
   void on_sample(int64_t handle, int64_t, double v) override {
     if (std::isnan(v)) return;  // no value: absent
     Handle& h = handles_[static_cast<size_t>(handle)];
+    if (!h.dropped.empty()) {
+      drop(h.dropped, h.dropped_message);
+      return;
+    }
+    // The same series twice in one page (byte for byte, or its labels in
+    // another order): the first is kept, never the two added up.
+    if (identity_round_[h.identity] == round_) {
+      drop("duplicate", target_ + ": series given twice in one scrape");
+      return;
+    }
+    identity_round_[h.identity] = round_;
     if (h.last_round + 1 < round_) {
       // Unused for a while: the history may have reclaimed the slots of its
       // series (absent for a whole window), so look them up again.
@@ -224,16 +269,31 @@ class TargetSink final : public diagnose::MetricSink {
       GpuPod& pod = h.mig_gi >= 0 ? mig_pods_[{h.entity, static_cast<unsigned>(h.mig_gi)}] : pods_[h.entity];
       if (pod.pod.empty()) pod = h.pod;
     }
-    for (const Out& o : h.outs) {
+    for (Out& o : h.outs) {
+      if (o.unresolved) {
+        if (!held_.contains(held_key(o, h.entity)) && !room()) {
+          drop_limit();
+          continue;
+        }
+        o.slot = registry_.slot(o.field, h.entity, o.extra);
+        o.unresolved = false;
+      }
       if (o.slot == kNoSlot) continue;  // a MIG instance not known yet
       if (o.negative_is_unknown && v < 0) continue;  // a link speed of -1 (unknown): absent
       // DCGM's _UTIL_RATIO names: percent in DCGM 4.6.x, a ratio from 4.7.
       const double x = o.one ? 1.0 : v * o.scale * (o.percent_or_ratio && v > 1 ? 0.01 : 1.0);
+      const LabelKind kind =
+          field(o.field).type == MetricType::kCounter ? LabelKind::kCounter : LabelKind::kGauge;
+      if (LabelCheck c = check_value(x, kind); !c) {
+        drop(reason(c.problem), target_ + ": " + std::string(field(o.field).name) + ": " + c.message);
+        continue;
+      }
       if (o.slot >= stamp_.size()) {
         stamp_.resize(o.slot + 1024, 0);
         pos_.resize(o.slot + 1024, 0);
         family_.resize(o.slot + 1024, 0);
       }
+      if (stamp_[o.slot] != round_ && !admit(o, h.entity)) continue;
       if (stamp_[o.slot] == round_) {
         if (family_[o.slot] != h.family) continue;  // another name of the field came first
         double& have = values_[pos_[o.slot]].value;
@@ -269,6 +329,18 @@ class TargetSink final : public diagnose::MetricSink {
   }
   size_t mapped_series() const { return mapped_series_; }
   bool simulated() const { return simulated_; }
+  // Series dropped so far, by reason (every scrape adds its own), and one
+  // message of the latest scrape that dropped any ("" when none did).
+  const std::map<std::string, uint64_t>& dropped() const { return dropped_; }
+  const std::string& drop_message() const { return drop_message_; }
+  uint64_t dropped_round() const { return dropped_round_; }
+  uint64_t round() const { return round_; }
+  // Takes over what `old` (the sink this one replaces) counted and holds.
+  void carry_over(TargetSink& old) {
+    dropped_ = old.dropped_;
+    held_ = std::move(old.held_);
+    old.held_.clear();
+  }
 
  private:
   static constexpr uint32_t kNoSlot = UINT32_MAX;
@@ -282,9 +354,13 @@ class TargetSink final : public diagnose::MetricSink {
     bool one = false;  // gpu_mig_info: 1 whatever the value
     bool percent_or_ratio = false;
     bool negative_is_unknown = false;
+    bool unresolved = false;  // no slot looked up yet (kNoSlot)
   };
   struct Handle {
     std::vector<Out> outs;
+    std::string_view dropped;     // a reason: the series breaks the label rules
+    std::string dropped_message;  // what, for the log
+    uint32_t identity = 0;        // the series' name and sorted labels (identity_id)
     uint64_t last_round = 0;  // the scrape attempt that last used it
     uint32_t family = 0;
     int entity = kNodeEntity;
@@ -337,6 +413,56 @@ class TargetSink final : public diagnose::MetricSink {
     }
     return out;
   }
+  void drop(std::string_view why, std::string message) {
+    ++dropped_[std::string(why)];
+    if (dropped_round_ != round_) drop_message_ = std::move(message);
+    dropped_round_ = round_;
+  }
+  static std::string held_key(const Out& o, int entity) {
+    return std::to_string(static_cast<int>(o.field)) + "|" + std::to_string(entity) + "|" + o.extra;
+  }
+  bool room() const { return held_.size() < max_series_ && budget_.held.load() < budget_.max_total.load(); }
+  void drop_limit() {
+    const bool own = held_.size() >= max_series_;
+    drop("limit", target_ + ": more than " + std::to_string(own ? max_series_ : budget_.max_total.load()) +
+                      (own ? " catalog series from this target" : " catalog series from all targets") + " within " +
+                      std::to_string(kHeldAfterRemovalMs / 1000) + " s (" +
+                      (own ? "source.scrape.max_series" : "source.scrape.max_series_total") + ")");
+  }
+  // Whether the series of `o` (slot resolved, not set yet this scrape) may
+  // be set: the target holds it already, or both budgets have room (the
+  // target's and all targets').
+  bool admit(const Out& o, int entity) {
+    std::string key = held_key(o, entity);
+    if (auto it = held_.find(key); it != held_.end()) {
+      it->second = now_ms_;
+      return true;
+    }
+    if (!room()) {
+      drop_limit();
+      return false;
+    }
+    held_.emplace(std::move(key), now_ms_);
+    ++budget_.held;
+    registry_.mark_short_lived(o.slot);
+    return true;
+  }
+  // A number per distinct series: its name and its labels sorted, so that
+  // one series written twice in another label order is one series.
+  uint32_t identity_id(std::string_view name, LabelSpan labels) {
+    std::vector<diagnose::LabelPair> sorted(labels.begin(), labels.end());
+    std::sort(sorted.begin(), sorted.end());
+    std::string key(name);
+    for (const auto& [k, v] : sorted) {
+      key += '\x1f';
+      key += k;
+      key += '\x1e';
+      key += v;
+    }
+    auto [it, fresh] = identities_.try_emplace(std::move(key), static_cast<uint32_t>(identities_.size()));
+    if (fresh) identity_round_.push_back(0);
+    return it->second;
+  }
   uint32_t family_id(std::string_view name) {
     auto it = families_.find(std::string(name));
     if (it != families_.end()) return it->second;
@@ -364,19 +490,35 @@ class TargetSink final : public diagnose::MetricSink {
   std::set<Exporter> exporters_, exporters_seen_;
   size_t mapped_series_ = 0;
   bool simulated_ = false;
+  LabelLimits label_limits_;
+  size_t max_series_;
+  ScrapeBudget& budget_;
+  int64_t now_ms_ = 0;
+  std::unordered_map<std::string, int64_t> held_;  // series (held_key) -> the last scrape that set it
+  std::unordered_map<std::string, uint32_t> identities_;
+  std::vector<uint64_t> identity_round_;        // per identity: the round that last sampled it
+  std::map<std::string, uint64_t> dropped_;
+  std::string drop_message_;
+  uint64_t dropped_round_ = 0;
 };
 
 // One target: its thread, client, parser and latest result.
 class Target {
  public:
-  Target(std::string url, const ScrapeOptions& o, SeriesRegistry& registry, GpuJoin& gpus)
-      : url_(std::move(url)), shown_(shown_url(url_)), interval_ms_(o.interval_ms), registry_(registry), gpus_(gpus) {
+  Target(std::string url, const ScrapeOptions& o, SeriesRegistry& registry, GpuJoin& gpus, ScrapeBudget& budget)
+      : url_(std::move(url)),
+        shown_(shown_url(url_)),
+        interval_ms_(o.interval_ms),
+        options_(o),
+        registry_(registry),
+        gpus_(gpus),
+        budget_(budget) {
     HttpClientOptions c = o.client;
     c.timeout_ms = o.timeout_ms;
     c.max_body_bytes = static_cast<size_t>(o.max_bytes);
     c.cancel = &cancel_;
     client_ = std::make_unique<HttpClient>(std::move(c));
-    sink_ = std::make_unique<TargetSink>(registry, gpus, shown_);
+    sink_ = std::make_unique<TargetSink>(registry, gpus, shown_, options_, budget_);
     parser_ = make_parser();
   }
   ~Target() { stop(); }
@@ -405,6 +547,7 @@ class Target {
     double duration = 0;
     int64_t last_ok_ms = 0;
     bool simulated = false;  // the target said gpulens_simulated: its values are made up
+    std::map<std::string, uint64_t> dropped;  // series dropped so far, by reason
   };
   // Appends the latest values to `frame`, except series an earlier target
   // of this round set (`taken[slot] == round`); returns the state.
@@ -423,22 +566,37 @@ class Target {
   std::unique_ptr<diagnose::OpenMetricsParser> make_parser() {
     diagnose::ParseLimits limits;
     limits.max_bytes = ~0ull;           // the client bounds the body
-    limits.max_series = 200'000;        // mapped series remembered across scrapes
-    limits.max_ignored_series = 500'000;
+    // Mapped series remembered across scrapes (their handles): a few times
+    // the series budget, so that a target rotating label values starts
+    // afresh (one failed scrape) instead of growing.
+    limits.max_series = std::max<uint64_t>(16 * static_cast<uint64_t>(options_.max_series), 20'000);
+    limits.max_ignored_series = 100'000;
+    parser_limit_ = limits.max_series;
     return std::make_unique<diagnose::OpenMetricsParser>(shown_, *sink_, limits);
   }
 
   Status scrape_once(int64_t t0) {
-    sink_->begin();
+    sink_->begin(t0);
     auto r = client_->get(url_, {{"Accept", std::string(kAccept)}});
     if (!r) return r.status();
     if (r->status != 200) return unavailable("HTTP " + std::to_string(r->status));
+    // A text page ends with a newline; one that does not was cut short or is
+    // not text at all (a compressed or binary answer): down, not "0 series".
+    if (r->body.find('\0') != std::string::npos) {
+      return invalid_argument("the answer is binary (a NUL byte), not the Prometheus text format");
+    }
+    if (!r->body.empty() && r->body.back() != '\n') {
+      return invalid_argument("the answer does not end with a newline: cut short, or not the Prometheus text format");
+    }
     parser_->start_scrape(t0);
     Status s = parser_->feed(r->body);
     if (s) s = parser_->finish();
-    if (!s && parser_->stats().series >= 200'000) {
-      // Series churn past the bound: start afresh next time.
-      sink_ = std::make_unique<TargetSink>(registry_, gpus_, shown_);
+    if (!s && parser_->stats().series >= parser_limit_) {
+      // Series churn past the bound: start afresh next time (the counts of
+      // dropped series carry over).
+      auto fresh = std::make_unique<TargetSink>(registry_, gpus_, shown_, options_, budget_);
+      fresh->carry_over(*sink_);
+      sink_ = std::move(fresh);
       parser_ = make_parser();
     }
     return s;
@@ -453,9 +611,11 @@ class Target {
       Status s = scrape_once(t0);
       const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
       if (s) publish_pods();
+      log_drops(t0);
       lock.lock();
       if (stopping_) break;
       state_.duration = took;
+      state_.dropped = sink_->dropped();
       if (s) {
         values_.swap(sink_->values());
         state_.up = true;
@@ -515,6 +675,17 @@ class Target {
   }
 
  private:
+  // At most one line a minute while a target's series are being dropped.
+  void log_drops(int64_t now) {
+    if (sink_->dropped_round() != sink_->round() || now - last_drop_log_ms_ < 60'000) return;
+    uint64_t n = 0;
+    for (const auto& [why, count] : sink_->dropped()) n += count;
+    log::warn("scrape_series_dropped", {{"target", shown_}, {"dropped_total", std::to_string(n)},
+                                        {"example", sink_->drop_message()},
+                                        {"note", "counted in gpulens_series_dropped_total; logged once a minute"}});
+    last_drop_log_ms_ = now;
+  }
+
   // One line per change of state, and of reason while down (under mu_).
   void log_change(const Status& s) {
     const int up = s ? 1 : 0;
@@ -533,8 +704,12 @@ class Target {
 
   std::string url_, shown_;
   int64_t interval_ms_;
+  ScrapeOptions options_;
   SeriesRegistry& registry_;
   GpuJoin& gpus_;
+  ScrapeBudget& budget_;
+  uint64_t parser_limit_ = 0;
+  int64_t last_drop_log_ms_ = 0;
   HttpCancel cancel_;
   std::unique_ptr<HttpClient> client_;
   std::unique_ptr<TargetSink> sink_;
@@ -554,7 +729,9 @@ class Target {
 
 class ScrapeSource final : public Source {
  public:
-  explicit ScrapeSource(ScrapeOptions o) : options_(std::move(o)) {}
+  explicit ScrapeSource(ScrapeOptions o) : options_(std::move(o)) {
+    budget_.max_total = static_cast<size_t>(options_.max_series_total);
+  }
   ~ScrapeSource() override {
     std::lock_guard lock(mu_);
     targets_.clear();  // each stops and joins its thread, cancelling a scrape in flight
@@ -592,6 +769,9 @@ class ScrapeSource final : public Source {
       if (st.last_ok_ms > 0) {
         frame.set_node(FieldId::kAgentSourceAge, src, std::max<int64_t>(0, now - st.last_ok_ms) / 1000.0);
       }
+      for (const auto& [why, n] : st.dropped) {
+        frame.set_node(FieldId::kAgentSeriesDropped, src + "," + label("reason", why), static_cast<double>(n));
+      }
       if (st.up && st.simulated) frame.set_node(FieldId::kAgentSimulated, label("scenario", "scrape " + t->shown()), 1);
       if (!st.up) {
         ++n_down;
@@ -608,7 +788,10 @@ class ScrapeSource final : public Source {
     if (o.targets.empty()) return invalid_argument("no targets left: keeping the running ones");
     std::lock_guard lock(mu_);
     const bool same_settings = o.interval_ms == options_.interval_ms && o.timeout_ms == options_.timeout_ms &&
-                               o.max_bytes == options_.max_bytes && same_client(o.client, options_.client);
+                               o.max_bytes == options_.max_bytes && o.max_series == options_.max_series &&
+                               o.max_labels == options_.max_labels &&
+                               o.max_label_length == options_.max_label_length &&
+                               same_client(o.client, options_.client);
     std::vector<std::string> added, removed;
     for (const auto& u : o.targets) {
       if (std::find(options_.targets.begin(), options_.targets.end(), u) == options_.targets.end() ||
@@ -625,6 +808,11 @@ class ScrapeSource final : public Source {
     options_.interval_ms = interval;
     options_.timeout_ms = timeout;
     options_.max_bytes = max_bytes;
+    options_.max_series = o.max_series;
+    options_.max_labels = o.max_labels;
+    options_.max_label_length = o.max_label_length;
+    options_.max_series_total = o.max_series_total;
+    budget_.max_total = static_cast<size_t>(o.max_series_total);
     options_.client = o.client;
     if (!started_) {
       options_.targets = o.targets;
@@ -680,7 +868,7 @@ class ScrapeSource final : public Source {
 
   void start_targets(const std::vector<std::string>& urls) {
     for (const auto& u : urls) {
-      auto t = std::make_unique<Target>(u, options_, *registry_, *gpus_);
+      auto t = std::make_unique<Target>(u, options_, *registry_, *gpus_, budget_);
       t->start();
       targets_.push_back(std::move(t));
     }
@@ -699,6 +887,7 @@ class ScrapeSource final : public Source {
 
   ScrapeOptions options_;
   SeriesRegistry* registry_ = nullptr;
+  ScrapeBudget budget_;  // before targets_: they give their series back to it when destroyed
   std::unique_ptr<GpuJoin> gpus_;
   std::mutex mu_;
   bool started_ = false;
