@@ -14,6 +14,8 @@
 //   - --url: a running agent's in-memory history, read page by page from its
 //     /api/v1/export (no new sampling).
 // A progress line goes to stderr when it is a terminal, nothing otherwise.
+// A file name ending in ".gz" is written gzip-compressed (export/gzip_file.h);
+// `diagnose --replay` reads either.
 #include <signal.h>
 #include <unistd.h>
 
@@ -30,6 +32,7 @@
 #include "cli/command.h"
 #include "cli/setup.h"
 #include "export/exposition.h"
+#include "export/gzip_file.h"
 #include "export/recording.h"
 #include "util/duration.h"
 #include "util/http_client.h"
@@ -261,7 +264,7 @@ int run_record(int argc, char** argv) {
   bool realtime = false;
   flags.add_to(app);
   app.add_option("--duration", duration, "how long to record; with --url, how much of the agent's history (default 10m)");
-  app.add_option("-o,--out", out_path, "output file, - for stdout (default)");
+  app.add_option("-o,--out", out_path, "output file, - for stdout (default); a name ending in .gz is written gzip-compressed");
   app.add_option("--url", url, "export a running agent's in-memory history (http://HOST:PORT) instead of sampling");
   app.add_flag("--realtime", realtime, "sample the simulator in real time instead of a virtual clock");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
@@ -284,7 +287,14 @@ int run_record(int argc, char** argv) {
   }
   // Opened before recording, so a bad path fails at once, not after an hour.
   std::ofstream file;
-  if (out_path != "-") {
+  GzipFileBuf gz;
+  const bool gzip = out_path != "-" && gzip_name(out_path);
+  if (gzip) {
+    if (Status s = gz.open(out_path); !s) {
+      std::cerr << "gpulens record: " << s.message() << "\n";
+      return kExitFailure;
+    }
+  } else if (out_path != "-") {
     file.open(out_path, std::ios::binary | std::ios::trunc);
     if (!file) {
       std::cerr << "gpulens record: cannot write " << out_path << "\n";
@@ -332,10 +342,19 @@ int run_record(int argc, char** argv) {
     if (writer.samples() == 0) return kExitFailure;
     std::cerr << "gpulens record: writing the " << writer.samples() << " samples taken so far\n";
   }
-  std::ostream& out = out_path == "-" ? std::cout : file;
-  if (Status s = writer.finish(out); !s) {
-    std::cerr << "gpulens record: " << s.message() << " (" << out_path << ")\n";
+  std::ostream gz_out(&gz);
+  std::ostream& out = out_path == "-" ? std::cout : gzip ? gz_out : file;
+  Status written = writer.finish(out);
+  if (written && gzip) written = gz.close();
+  if (!written) {
+    std::cerr << "gpulens record: " << written.message() << " (" << out_path << ")\n";
     return kExitFailure;
+  }
+  if (gzip) {
+    what += ", " + std::to_string(gz.bytes_out()) + " bytes gzip (" + std::to_string(gz.bytes_in()) + " bytes of text)";
+  } else if (out_path != "-") {
+    file.flush();
+    what += ", " + std::to_string(static_cast<uint64_t>(file.tellp())) + " bytes";
   }
   if (const int sig = signals.received()) {
     std::cerr << "gpulens record: stopped by " << (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP")

@@ -3,6 +3,8 @@
 // series costs label parsing once, not once per sample.
 #include "diagnose/openmetrics_parser.h"
 
+#include <zlib.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -103,7 +105,15 @@ Status OpenMetricsParser::finish() {
     ++stats_.lines;
     std::string line = std::move(carry_);
     carry_.clear();
-    if (Status s = parse_line(line); !s) {
+    // A recording without "# EOF" whose last line has no newline was cut
+    // while being written (a copy stopped, a disk filled): the line may
+    // parse — a timestamp cut from 1764639600 to 17 is a valid number —
+    // but is not what was recorded. Read up to the last complete line.
+    const bool recording = scrape_time_ms_ < 0 && stats_.samples + stats_.ignored_samples > 0;
+    if (recording && !stats_.saw_eof) {
+      stats_.warnings.push_back(filename_ + ":" + std::to_string(stats_.lines) +
+                                ": last line cut short (no newline, no \"# EOF\": file truncated?); ignored");
+    } else if (Status s = parse_line(line); !s) {
       if (stats_.saw_eof) return s;
       stats_.warnings.push_back(filename_ + ":" + std::to_string(stats_.lines) +
                                 ": last line cut short (file truncated?); ignored");
@@ -260,9 +270,69 @@ Status OpenMetricsParser::parse_line(std::string_view line) {
   return Status::ok();
 }
 
+namespace {
+
+// Feeds a gzip stream (one member or several, as `cat a.gz b.gz` makes)
+// to the parser; `head` holds the bytes already read from `f`. A stream cut
+// short gives what it holds, with a warning; corrupt data is an error.
+Status parse_gzip(const std::string& path, FILE* f, std::string head, OpenMetricsParser& parser,
+                  std::vector<std::string>& warnings) {
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 16) != Z_OK) return internal_error("zlib: cannot start a gzip stream");
+  std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&z, &inflateEnd);
+  constexpr size_t kIn = 1 << 20, kOut = 4 << 20;
+  std::unique_ptr<char[]> in(new char[kIn]), out(new char[kOut]);
+  std::memcpy(in.get(), head.data(), head.size());
+  size_t have = head.size() + std::fread(in.get() + head.size(), 1, kIn - head.size(), f);
+  bool ended = false;  // the last member ended cleanly
+  while (have > 0) {
+    z.next_in = reinterpret_cast<Bytef*>(in.get());
+    z.avail_in = static_cast<uInt>(have);
+    while (z.avail_in > 0) {
+      z.next_out = reinterpret_cast<Bytef*>(out.get());
+      z.avail_out = static_cast<uInt>(kOut);
+      const uInt before = z.avail_in;
+      const int rc = inflate(&z, Z_NO_FLUSH);
+      if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+        return invalid_argument(path + ": corrupt gzip data after " + std::to_string(z.total_out) + " bytes" +
+                                (z.msg != nullptr ? std::string(" (") + z.msg + ")" : ""));
+      }
+      const size_t produced = kOut - z.avail_out;
+      if (produced > 0) {
+        if (Status s = parser.feed({out.get(), produced}); !s) return s;
+      }
+      ended = rc == Z_STREAM_END;
+      if (ended) {
+        inflateReset(&z);  // another member may follow
+      } else if (produced == 0 && z.avail_in == before) {
+        return invalid_argument(path + ": corrupt gzip data after " + std::to_string(z.total_out) + " bytes");
+      }
+    }
+    have = std::fread(in.get(), 1, kIn, f);
+  }
+  if (std::ferror(f)) return io_error("cannot read " + path + ": " + std::strerror(errno));
+  if (!ended) warnings.push_back(path + ": gzip stream cut short (file truncated?); read up to where it stops");
+  return Status::ok();
+}
+
+}  // namespace
+
 Status parse_file(const std::string& path, OpenMetricsParser& parser) {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return io_error("cannot open " + path + ": " + std::strerror(errno));
+  // gzip by its magic bytes, whatever the name.
+  std::string head(2, '\0');
+  head.resize(std::fread(head.data(), 1, 2, f.get()));
+  if (head.size() == 2 && static_cast<uint8_t>(head[0]) == 0x1f && static_cast<uint8_t>(head[1]) == 0x8b) {
+    std::vector<std::string> warnings;
+    if (Status s = parse_gzip(path, f.get(), head, parser, warnings); !s) return s;
+    Status s = parser.finish();
+    for (auto& w : warnings) parser.add_warning(std::move(w));
+    return s;
+  }
+  if (!head.empty()) {
+    if (Status s = parser.feed(head); !s) return s;
+  }
   constexpr size_t kBlock = 4 << 20;
   std::unique_ptr<char[]> buf(new char[kBlock]);
   while (true) {

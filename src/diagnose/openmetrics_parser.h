@@ -90,6 +90,9 @@ class OpenMetricsParser {
   Status feed(std::string_view chunk);
   // Ends the input (handles a last line without newline, a missing # EOF).
   Status finish();
+
+  // Adds a warning of the input's reader (e.g. a gzip stream cut short).
+  void add_warning(std::string w) { stats_.warnings.push_back(std::move(w)); }
   // Starts the next document of a live scrape: samples without a timestamp
   // take `t_ms`, a missing "# EOF" is no warning (text 0.0.4 has none), and
   // the counters of stats() start again; the series already announced keep
@@ -118,7 +121,9 @@ class OpenMetricsParser {
   int64_t scrape_time_ms_ = -1;  // >= 0: a live scrape (start_scrape())
 };
 
-// Reads a file through the parser in large blocks; finish() included.
+// Reads a file through the parser in large blocks; finish() included. A
+// gzip file (by its magic bytes, whatever its name) is decompressed on the
+// way; one cut short is read up to where it stops, with a warning.
 Status parse_file(const std::string& path, OpenMetricsParser& parser);
 
 }  // namespace gpulens::diagnose
