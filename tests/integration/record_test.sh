@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # gpulens record: interrupted after 3 s (SIGINT, SIGTERM, SIGHUP) it leaves a
 # file promtool loads; the virtual clock is announced; --url exports a running
-# agent's history (promtool loads it too); the API refuses unknown parameters.
+# agent's history (promtool loads it too); a .gz name writes gzip, which
+# diagnose --replay reads by its magic bytes whatever the name; a recording cut
+# mid-timestamp is read up to its last complete line (no sample from 1970); the
+# API refuses unknown parameters.
 set -euo pipefail
 GPULENS=$1
 source "$(dirname "$0")/lib/stack.sh"
@@ -25,6 +28,33 @@ done
 grep -q "virtual clock" "$STACK/virtual.log" || stack_fail "the virtual clock is not announced"
 promtool tsdb create-blocks-from openmetrics "$STACK/virtual.om" "$STACK/blocks-virtual" >/dev/null 2>&1 ||
   stack_fail "promtool refused the virtual-clock recording"
+
+# A .gz name: gzip, its size said; replay reads it, and a copy without the
+# .gz name (by magic); the same samples as the text.
+"$GPULENS" record --source sim --duration 30m -o "$STACK/virtual.om.gz" 2>"$STACK/gz.log"
+grep -q "bytes gzip" "$STACK/gz.log" || stack_fail "the gzip size is not said: $(cat "$STACK/gz.log")"
+gzip -t "$STACK/virtual.om.gz" || stack_fail "record -o x.om.gz did not write gzip"
+[[ $(gzip -dc "$STACK/virtual.om.gz" | grep -c '^gpu_') == $(grep -c '^gpu_' "$STACK/virtual.om") ]] ||
+  stack_fail "the gzip recording holds another number of samples than the text one"
+cp "$STACK/virtual.om.gz" "$STACK/renamed.om"
+for f in virtual.om.gz renamed.om; do
+  rc=0
+  "$GPULENS" diagnose --replay "$STACK/$f" --format json >"$STACK/$f.json" 2>"$STACK/$f.log" || rc=$?
+  ((rc == 0 || rc == 3)) || stack_fail "diagnose --replay $f exited $rc: $(cat "$STACK/$f.log")"
+  grep -q '"gpus"' "$STACK/$f.json" || stack_fail "diagnose --replay $f: no report"
+done
+# Cut mid-timestamp, no # EOF: read up to the last complete sample, the line named.
+# (a GPU sample the diagnosis reads, its timestamp cut to "17").
+head -n -1 "$STACK/virtual.om" >"$STACK/cut2.om"
+lines=$(($(wc -l <"$STACK/cut2.om") + 1))
+last=$(grep -m1 '^gpu_utilization_ratio{' "$STACK/cut2.om")
+printf '%s 17' "${last% *}" >>"$STACK/cut2.om"
+rc=0
+"$GPULENS" diagnose --replay "$STACK/cut2.om" --format json >"$STACK/cut.json" 2>"$STACK/cut.log" || rc=$?
+((rc == 0 || rc == 3)) || stack_fail "diagnose --replay of a cut recording exited $rc: $(cat "$STACK/cut.log")"
+"$GPULENS" diagnose --replay "$STACK/cut2.om" >"$STACK/cut.txt" 2>&1 || true
+grep -q "cut2.om:$lines: last line cut short" "$STACK/cut.txt" || stack_fail "the cut line is not named: $(head -5 "$STACK/cut.txt")"
+grep -q '"1970-' "$STACK/cut.json" && stack_fail "a sample from 1970 was read from the cut line"
 
 # --url: the agent's own history, not a new sampling.
 port=$(free_port)
