@@ -333,7 +333,7 @@ void HttpServer::run() {
   int spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   ServerResponse res;
   res.body.reserve(1 << 16);
-  RequestHead head;  // reused: its header list keeps its capacity
+  RequestHead head;  // the request being answered; reused: its header list keeps its capacity
   std::array<CachedHead, 4> heads;
   size_t next_head = 0;
   std::vector<epoll_event> events(64);
@@ -461,9 +461,9 @@ void HttpServer::run() {
   };
   // Answers the request at the head of c.in without calling the handler
   // (401, 429); a request with a body is not read further: the connection closes.
-  auto answer_early = [&](Conn& c, const RequestHead& head, int status, std::string_view msg, std::string_view extra,
+  auto answer_early = [&](Conn& c, const RequestHead& h, int status, std::string_view msg, std::string_view extra,
                           int64_t now) {
-    if (head.content_length > 0 || !head.keep_alive) {
+    if (h.content_length > 0 || !h.keep_alive) {
       queue_error(c, status, msg, extra);
       return;
     }
@@ -474,7 +474,7 @@ void HttpServer::run() {
     if (c.pending() == 0) c.write_progress = now;
     c.out.append(out);
     ++c.queued;
-    c.in.erase(0, head.head_bytes);
+    c.in.erase(0, h.head_bytes);
     c.admit = Admit::kUnchecked;
     set_phase(c, c.in.empty() ? Phase::kIdle : Phase::kHead, now);
   };
@@ -843,11 +843,11 @@ void HttpServer::run() {
     for (auto& [fd, cp] : conns) {
       Conn& c = *cp;
       const int64_t age = now - c.since;
-      if (c.working) continue;  // a worker answers it; the handler's work is bounded
       if (c.pending() > 0) {
         if (now - c.write_progress > o.write_timeout_ms) dead.push_back(fd);
         continue;
       }
+      if (c.working) continue;  // a worker answers it; the handler's work is bounded
       switch (c.phase) {
         case Phase::kIdle:
           if (age > o.idle_timeout_ms) dead.push_back(fd);
