@@ -19,17 +19,21 @@
 #include <string>
 #include <vector>
 
+#include "server/agent.h"
 #include "server/http_server.h"
 #include "server/out_queue.h"
+#include "sources/sim/sim_source.h"
 
 // Every allocation of this test binary is counted (all threads), and those of
 // the calling thread apart.
 namespace {
 std::atomic<uint64_t> g_allocs{0};
+thread_local uint64_t t_allocs = 0;
 }  // namespace
 
 void* operator new(std::size_t n) {
   g_allocs.fetch_add(1, std::memory_order_relaxed);
+  ++t_allocs;
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
@@ -193,6 +197,50 @@ TEST(HttpServerServing, CachedPageIsServedWithoutAllocationAndUnchanged) {
   close(fd);
   server.stop();
   EXPECT_EQ(page.use_count(), 2);  // the handler's copy and ours: no connection keeps it
+}
+
+// The agent's /metrics: one rendered page per sample, handed to every scrape
+// of that sample without a copy or an allocation; a page still held by a
+// connection is never changed under it.
+TEST(AgentServing, MetricsPageIsSharedUntilTheNextSample) {
+  auto scenario = sim::load_scenario("healthy-training", std::string(GPULENS_SOURCE_DIR) + "/scenarios");
+  ASSERT_TRUE(scenario.ok());
+  std::vector<std::unique_ptr<Source>> sources;
+  sources.push_back(make_sim_source(std::move(*scenario), 1, 1.0));
+  Agent agent({.listen = "", .interval_ms = 1000, .history_ms = 10'000}, std::move(sources));
+  std::vector<std::string> notes;
+  ASSERT_TRUE(agent.open(notes).is_ok());
+  const int64_t t0 = wall_ms();
+  agent.collect_once(t0);
+  ServerRequest req;
+  req.method = "GET";
+  req.path = "/metrics";
+  ServerResponse first, again;
+  agent.handle(req, first);
+  ASSERT_TRUE(first.shared_body);
+  const std::string page = *first.shared_body;
+  EXPECT_NE(page.find("gpu_sm_occupancy_ratio{"), std::string::npos);
+  const uint64_t before = t_allocs;
+  agent.handle(req, again);
+  const uint64_t allocs = t_allocs - before;
+  EXPECT_EQ(allocs, 0u);
+  EXPECT_EQ(again.shared_body.get(), first.shared_body.get());  // the same buffer, not a copy
+  EXPECT_EQ(again.content_type, "text/plain; version=0.0.4; charset=utf-8");
+  // A new sample while `first` still holds the page: rendered elsewhere.
+  agent.collect_once(t0 + 1000);
+  ServerResponse next;
+  agent.handle(req, next);
+  ASSERT_TRUE(next.shared_body);
+  EXPECT_NE(next.shared_body.get(), first.shared_body.get());
+  EXPECT_EQ(*first.shared_body, page);
+  // Nobody holds the last page any more: the next sample reuses its buffer.
+  const std::string* reused = next.shared_body.get();
+  first.shared_body.reset();
+  again.shared_body.reset();
+  next.shared_body.reset();
+  agent.collect_once(t0 + 2000);
+  agent.handle(req, next);
+  EXPECT_EQ(next.shared_body.get(), reused);
 }
 
 // A handler blocked until the test lets it go, and told when it started.
