@@ -31,6 +31,12 @@ std::atomic<uint64_t> g_allocs{0};
 thread_local uint64_t t_allocs = 0;
 }  // namespace
 
+// GCC pairs an inlined delete with the new expression it sees and does not
+// know this new is malloc: the pairing is right, the warning is not.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 void* operator new(std::size_t n) {
   g_allocs.fetch_add(1, std::memory_order_relaxed);
   ++t_allocs;
