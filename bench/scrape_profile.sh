@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Where a scrape's CPU goes, counted in instructions (deterministic, unlike
 # time on a shared machine): the agent runs under valgrind's callgrind with
-# collection off, curl scrapes /metrics over one kept-alive connection while
-# collection is on, and the profile's top functions (self cost) are printed
+# instrumentation off, curl scrapes /metrics over one kept-alive connection while
+# instrumentation is on, and the profile's top functions (self cost) are printed
 # with the instructions per scrape.
 #
 #   bench/scrape_profile.sh build/release/gpulens [SCRAPES]   # default 2000
@@ -17,7 +17,7 @@ work=$(mktemp -d)
 pid=
 trap '[[ -n "$pid" ]] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$work/cg.out" \
+valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/cg.out" \
   "$GPULENS" serve --source sim --listen "127.0.0.1:$port" --interval 1s >"$work/agent.log" 2>&1 &
 pid=$!
 for _ in $(seq 600); do curl -sf -o /dev/null "http://127.0.0.1:$port/metrics" && break; sleep 0.2; done
