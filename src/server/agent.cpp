@@ -212,6 +212,9 @@ Status Agent::start(AgentHooks hooks) {
         return m == "POST" || m == "PUT" ? size_t{1} << 20 : get;
       };
     }
+    // Work that grows with the history runs on worker threads: a scrape
+    // never waits behind it.
+    http.offload = [](std::string_view, std::string_view path) { return answers_off_loop(path); };
     server_ = std::make_unique<HttpServer>(std::move(http),
                                            [this](const ServerRequest& req, ServerResponse& res) { handle(req, res); });
     if (Status s = server_->start(); !s) {
@@ -349,6 +352,10 @@ Status Agent::findings_params(std::string_view query, int64_t& window_ms) {
   return Status::ok();
 }
 
+bool answers_off_loop(std::string_view path) {
+  return path == "/api/v1/findings" || path == "/api/v1/history" || path == "/api/v1/export";
+}
+
 void Agent::handle(const ServerRequest& req, ServerResponse& res) {
   if (refuse_cross_site(guard_, req, res)) return;
   if (handle_push_route(options_.push.get(), req, res, wall_ms())) return;
@@ -369,17 +376,20 @@ void Agent::handle(const ServerRequest& req, ServerResponse& res) {
                                         : nullptr,
                        .dcgm_file_rows = options_.selection && options_.selection->from_file};
       std::string_view body = renderer_.render(registry_, live_, ro);
+      // A connection still sending the previous page holds it: render into
+      // a new buffer then, else into this one (no allocation once warm).
+      if (!c.body || c.body.use_count() > 1) c.body = std::make_shared<std::string>();
       if (gzip) {
         static thread_local Gzipper gz;
-        gz.compress(body, c.body);
+        gz.compress(body, *c.body);
       } else {
-        c.body.assign(body);
+        c.body->assign(body);
       }
       c.generation = generation;
     }
     res.content_type = content_type(format);
     if (gzip) res.content_encoding = "gzip";
-    res.body_view = c.body;
+    res.shared_body = c.body;
     return;
   }
   if (req.path == "/healthz") {

@@ -15,6 +15,11 @@
 //   /metrics/job/..., /v1/metrics   the push receiver (push_routes.h), when on
 //   /, /assets/*        the web page (web_routes.h)
 //
+// /metrics is answered on the listener's event loop from a page rendered
+// once per sample (per format and encoding) and sent from that buffer; the
+// routes of answers_off_loop() run on its worker threads (503 when their
+// queue is full), so no API request delays a scrape.
+//
 // Start order: open sources -> start source threads -> recorder -> HTTP.
 // Stop order is the reverse.
 #pragma once
@@ -147,7 +152,7 @@ class Agent {
   // /metrics cache: one per (format, gzip), valid for one live generation.
   struct Cached {
     uint64_t generation = ~0ULL;
-    std::string body;
+    std::shared_ptr<std::string> body;  // shared with the connections sending it
   };
   Renderer renderer_;
   Cached cache_[2][2];
@@ -155,5 +160,9 @@ class Agent {
 };
 
 int64_t wall_ms();
+
+// The routes whose work grows with the history (findings over a range,
+// history queries, exports): answered on the listener's worker threads.
+bool answers_off_loop(std::string_view path);
 
 }  // namespace gpulens

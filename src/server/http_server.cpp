@@ -12,9 +12,11 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -25,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "server/out_queue.h"
 #include "util/ascii.h"
 #include "util/log.h"
 
@@ -99,8 +102,7 @@ struct Conn {
   std::shared_ptr<const WebSecurity::State> tls_state;  // keeps the context of its handshake
   Admit admit = Admit::kUnchecked;
   std::string in;
-  std::string out;
-  size_t out_off = 0;
+  OutQueue out;
   Phase phase = Phase::kIdle;
   int64_t since = 0;           // start of the current phase (steady ms)
   int64_t write_progress = 0;  // last time queued bytes moved
@@ -111,9 +113,73 @@ struct Conn {
   bool linger = false;         // ... after reading what the client still sends
   bool peer_closed = false;
   bool served = false;         // answered at least one request
+  bool working = false;        // a request of it is on a worker thread
+  bool working_keep_alive = false;
   uint32_t events = 0;         // registered epoll mask
-  size_t pending() const { return out.size() - out_off; }
+  size_t pending() const { return out.pending(); }
 };
+
+// The request the handler sees, its views into `in` (which holds the head
+// parsed into `head` and the body after it).
+ServerRequest request_of(const RequestHead& head, std::string_view in, bool tls) {
+  return ServerRequest{.method = head.method,
+                       .path = head.path,
+                       .query = head.query,
+                       .accept = head.header("accept"),
+                       .accept_encoding = head.header("accept-encoding"),
+                       .content_type = head.header("content-type"),
+                       .content_encoding = head.header("content-encoding"),
+                       .authorization = head.header("authorization"),
+                       .body = in.substr(head.head_bytes, head.content_length),
+                       .tls = tls,
+                       .headers = &head.headers};
+}
+
+void reset_response(ServerResponse& res) {
+  res.status = 200;
+  res.content_type = "text/plain; charset=utf-8";
+  res.content_encoding = {};
+  res.headers.clear();
+  res.body.clear();
+  res.body_view = {};
+  res.shared_body.reset();
+}
+
+// A response head, built once and reused while its inputs stay the same.
+struct CachedHead {
+  int status = 0;
+  size_t length = 0;
+  bool keep_alive = false;
+  const std::string* security = nullptr;  // the security headers' string
+  std::shared_ptr<const WebSecurity::State> security_hold;  // keeps that string
+  std::string content_type, content_encoding, headers;
+  std::string bytes;  // "" until built
+};
+
+void build_head(std::string& out, const ServerResponse& res, size_t length, const std::string& security,
+                bool keep_alive) {
+  char len[24];
+  auto lp = std::to_chars(len, len + sizeof len, length).ptr;
+  char st[16];
+  auto sp = std::to_chars(st, st + sizeof st, res.status).ptr;
+  out.clear();
+  out += "HTTP/1.1 ";
+  out.append(st, sp);
+  out += ' ';
+  out += reason(res.status);
+  out += "\r\nContent-Type: ";
+  out += res.content_type;
+  if (!res.content_encoding.empty()) {
+    out += "\r\nContent-Encoding: ";
+    out += res.content_encoding;
+  }
+  out += "\r\nContent-Length: ";
+  out.append(len, lp);
+  out += "\r\n";
+  out += res.headers;
+  out += security;
+  out += keep_alive ? "\r\n" : "Connection: close\r\n\r\n";
+}
 
 }  // namespace
 
@@ -148,7 +214,7 @@ HttpServer::~HttpServer() { stop(); }
 HttpServerStats HttpServer::stats() const {
   return {.accepted = accepted_, .evicted = evicted_, .refused_busy = refused_busy_, .timed_out = timed_out_,
           .open = open_, .tls_failed = tls_failed_, .unauthorized = unauthorized_, .too_many = too_many_,
-          .bcrypt_runs = verifier_ ? verifier_->stats().bcrypt_runs : 0};
+          .bcrypt_runs = verifier_ ? verifier_->stats().bcrypt_runs : 0, .workers_busy = workers_busy_};
 }
 
 Status HttpServer::start() {
@@ -193,6 +259,12 @@ Status HttpServer::start() {
     ev.data.fd = verifier_->notify_fd();
     epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, verifier_->notify_fd(), &ev);
   }
+  if (options_.offload && options_.worker_threads > 0) {
+    done_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ev.data.fd = done_fd_;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, done_fd_, &ev);
+    workers_ = std::make_unique<WorkQueue>(options_.worker_threads, options_.max_worker_queue);
+  }
   stopping_ = false;
   thread_ = std::thread([this] { run(); });
   return Status::ok();
@@ -204,11 +276,39 @@ void HttpServer::stop() {
   uint64_t one = 1;
   [[maybe_unused]] auto n = write(wake_fd_, &one, sizeof one);
   thread_.join();
+  workers_.reset();  // lets running handlers finish
+  done_.clear();
+  if (done_fd_ >= 0) close(done_fd_);
+  done_fd_ = -1;
   close(listen_fd_);
   close(epoll_fd_);
   close(wake_fd_);
   listen_fd_ = epoll_fd_ = wake_fd_ = -1;
   verifier_.reset();
+}
+
+void HttpServer::run_job(Job& job) {
+  RequestHead head;
+  ServerResponse res;
+  // The event loop parsed these bytes already: the same parse succeeds.
+  if (parse_request_head(job.raw, options_.request, head).state != HeadParse::kComplete) {
+    job.status = 500;
+    job.body = std::make_shared<const std::string>("request could not be parsed again\n");
+    return;
+  }
+  reset_response(res);
+  handler_(request_of(head, job.raw, job.tls), res);
+  job.status = res.status;
+  job.content_type = res.content_type;
+  job.content_encoding = res.content_encoding;
+  job.headers = std::move(res.headers);
+  if (res.shared_body) {
+    job.body = std::move(res.shared_body);
+  } else if (res.body_view.data()) {
+    job.body = std::make_shared<const std::string>(res.body_view);
+  } else {
+    job.body = std::make_shared<const std::string>(std::move(res.body));
+  }
 }
 
 void HttpServer::run() {
@@ -233,6 +333,9 @@ void HttpServer::run() {
   int spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   ServerResponse res;
   res.body.reserve(1 << 16);
+  RequestHead head;  // the request being answered; reused: its header list keeps its capacity
+  std::array<CachedHead, 4> heads;
+  size_t next_head = 0;
   std::vector<epoll_event> events(64);
 
   auto body_limit = [&](std::string_view method, std::string_view path) -> size_t {
@@ -262,7 +365,7 @@ void HttpServer::run() {
   auto wants_read = [&](const Conn& c) {
     if (c.peer_closed) return false;
     if (c.phase == Phase::kLinger || c.handshaking) return true;
-    if (c.admit == Admit::kPending) return false;
+    if (c.admit == Admit::kPending || c.working) return false;
     if (c.close_after) return false;
     if (c.pending() >= o.max_queued_response_bytes || c.queued >= o.max_pipelined) return false;
     return c.in.size() < o.request.max_head_bytes + 1 + c.body_reserved;
@@ -284,7 +387,7 @@ void HttpServer::run() {
   auto queue_error = [&](Conn& c, int status, std::string_view msg, std::string_view extra = {}) {
     std::string headers(extra);
     headers += sec_headers(security ? security->current().get() : nullptr);
-    c.out += error_response(status, msg, headers);
+    c.out.append(error_response(status, msg, headers));
     c.close_after = true;
     c.linger = true;
     ++c.queued;
@@ -358,9 +461,9 @@ void HttpServer::run() {
   };
   // Answers the request at the head of c.in without calling the handler
   // (401, 429); a request with a body is not read further: the connection closes.
-  auto answer_early = [&](Conn& c, const RequestHead& head, int status, std::string_view msg, std::string_view extra,
+  auto answer_early = [&](Conn& c, const RequestHead& h, int status, std::string_view msg, std::string_view extra,
                           int64_t now) {
-    if (head.content_length > 0 || !head.keep_alive) {
+    if (h.content_length > 0 || !h.keep_alive) {
       queue_error(c, status, msg, extra);
       return;
     }
@@ -369,23 +472,63 @@ void HttpServer::run() {
     std::string out = error_response(status, msg, headers);
     out.erase(out.find("Connection: close\r\n"), 19);  // keep-alive: the request is complete
     if (c.pending() == 0) c.write_progress = now;
-    c.out += out;
+    c.out.append(out);
     ++c.queued;
-    c.in.erase(0, head.head_bytes);
+    c.in.erase(0, h.head_bytes);
     c.admit = Admit::kUnchecked;
     set_phase(c, c.in.empty() ? Phase::kIdle : Phase::kHead, now);
   };
 
+  // Queues a response: its head (built once per distinct inputs) and its
+  // body, which a shared body is sent from without a copy.
+  auto queue_response = [&](Conn& c, const ServerResponse& r, bool keep_alive, bool head_only,
+                            const std::shared_ptr<const WebSecurity::State>& st, int64_t now) {
+    const std::string& sec = sec_headers(st.get());
+    const size_t length = r.shared_body ? r.shared_body->size()
+                          : r.body_view.data() ? r.body_view.size()
+                                               : r.body.size();
+    const CachedHead* h = nullptr;
+    for (const CachedHead& e : heads) {
+      if (!e.bytes.empty() && e.status == r.status && e.length == length && e.keep_alive == keep_alive &&
+          e.security == &sec && e.content_type == r.content_type && e.content_encoding == r.content_encoding &&
+          e.headers == r.headers) {
+        h = &e;
+        break;
+      }
+    }
+    if (!h) {
+      CachedHead& e = heads[next_head++ % heads.size()];
+      e.status = r.status;
+      e.length = length;
+      e.keep_alive = keep_alive;
+      e.security = &sec;
+      e.security_hold = st;
+      e.content_type = r.content_type;
+      e.content_encoding = r.content_encoding;
+      e.headers = r.headers;
+      build_head(e.bytes, r, length, sec, keep_alive);
+      h = &e;
+    }
+    if (c.pending() == 0) c.write_progress = now;
+    c.out.append(h->bytes);
+    if (!head_only) {
+      if (r.shared_body) c.out.append_shared(r.shared_body);
+      else c.out.append(r.body_view.data() ? r.body_view : std::string_view(r.body));
+    }
+    ++c.queued;
+    c.served = true;
+    c.close_after = !keep_alive;
+  };
+
   // Answers every complete request in c.in while the connection's queue has room.
   auto process = [&](Conn& c, int64_t now) {
-    while (!c.close_after && c.phase != Phase::kLinger) {
+    while (!c.close_after && c.phase != Phase::kLinger && !c.working) {
       if (c.pending() >= o.max_queued_response_bytes || c.queued >= o.max_pipelined) return;
       if (c.in.empty()) {
         if (c.phase != Phase::kIdle) set_phase(c, Phase::kIdle, now);
         return;
       }
       if (c.phase == Phase::kIdle) set_phase(c, Phase::kHead, now);  // first byte of a request
-      RequestHead head;
       HeadParse p = parse_request_head(c.in, o.request, head);
       if (p.state == HeadParse::kIncomplete) return;
       if (p.state == HeadParse::kRefused) {
@@ -462,50 +605,37 @@ void HttpServer::run() {
         }
         return;
       }
-      ServerRequest req{.method = head.method,
-                        .path = head.path,
-                        .query = head.query,
-                        .accept = head.header("accept"),
-                        .accept_encoding = head.header("accept-encoding"),
-                        .content_type = head.header("content-type"),
-                        .content_encoding = head.header("content-encoding"),
-                        .authorization = head.header("authorization"),
-                        .body = std::string_view(c.in).substr(head.head_bytes, head.content_length),
-                        .tls = c.ssl != nullptr,
-                        .headers = &head.headers};
-      res.status = 200;
-      res.content_type = "text/plain; charset=utf-8";
-      res.content_encoding = {};
-      res.headers.clear();
-      res.body.clear();
-      res.body_view = {};
-      handler_(req, res);
-      std::string_view body = res.body_view.data() ? res.body_view : std::string_view(res.body);
-      char len[24];
-      auto lp = std::to_chars(len, len + sizeof len, body.size()).ptr;
-      if (c.pending() == 0) c.write_progress = now;
-      c.out += "HTTP/1.1 ";
-      c.out += std::to_string(res.status);
-      c.out += ' ';
-      c.out += reason(res.status);
-      c.out += "\r\nContent-Type: ";
-      c.out += res.content_type;
-      if (!res.content_encoding.empty()) {
-        c.out += "\r\nContent-Encoding: ";
-        c.out += res.content_encoding;
+      if (workers_ && o.offload(head.method, head.path)) {
+        auto job = std::make_shared<Job>();
+        job->conn = c.id;
+        job->tls = c.ssl != nullptr;
+        job->raw.assign(c.in, 0, need);
+        job->head_only = head.method == "HEAD";
+        const bool queued = workers_->submit([this, job] {
+          run_job(*job);
+          {
+            std::lock_guard lock(done_mu_);
+            done_.push_back(job);
+          }
+          uint64_t one = 1;
+          [[maybe_unused]] auto n = write(done_fd_, &one, sizeof one);
+        });
+        if (!queued) {
+          ++workers_busy_;
+          answer_early(c, head, 503, "the server is busy with other API requests; retry later", {}, now);
+          continue;
+        }
+        c.working = true;
+        c.working_keep_alive = head.keep_alive;
+        c.in.erase(0, need);
+        c.admit = Admit::kUnchecked;
+        set_phase(c, Phase::kIdle, now);
+        return;
       }
-      c.out += "\r\nContent-Length: ";
-      c.out.append(len, lp);
-      c.out += "\r\n";
-      c.out += res.headers;
-      c.out += sec_headers(st.get());
-      c.out += head.keep_alive ? "\r\n" : "Connection: close\r\n\r\n";
-      // Copied into the connection's buffer: the handler's view is only
-      // valid until the next request.
-      if (head.method != "HEAD") c.out += body;
-      ++c.queued;
-      c.served = true;
-      c.close_after = !head.keep_alive;
+      reset_response(res);
+      handler_(request_of(head, c.in, c.ssl != nullptr), res);
+      queue_response(c, res, head.keep_alive, head.method == "HEAD", st, now);
+      res.shared_body.reset();  // the connection holds it while it needs it
       c.in.erase(0, need);
       c.admit = Admit::kUnchecked;
       set_phase(c, c.in.empty() ? Phase::kIdle : Phase::kHead, now);
@@ -515,14 +645,24 @@ void HttpServer::run() {
   // Writes what the socket takes; false when the connection should close now.
   auto flush = [&](Conn& c, int64_t now) -> bool {
     while (c.pending() > 0) {
-      ssize_t w = conn_send(c, c.out.data() + c.out_off, c.pending());
+      ssize_t w;
+      if (!c.ssl) {
+        // Head and body (and pipelined responses) in one call.
+        iovec iov[16];
+        msghdr m{};
+        m.msg_iov = iov;
+        m.msg_iovlen = static_cast<size_t>(c.out.gather(iov, 16));
+        w = sendmsg(c.fd, &m, MSG_NOSIGNAL);
+        if (w < 0) w = errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2;
+      } else {
+        const std::string_view f = c.out.front();
+        w = conn_send(c, f.data(), f.size());
+      }
       if (w == -1) return true;
       if (w < 0) return false;
-      c.out_off += static_cast<size_t>(w);
+      c.out.consume(static_cast<size_t>(w));
       c.write_progress = now;
     }
-    c.out.clear();
-    c.out_off = 0;
     c.queued = 0;
     if (c.close_after) {
       if (!c.linger || c.peer_closed) return false;
@@ -549,7 +689,7 @@ void HttpServer::run() {
       if (c.pending() > 0 || c.in.size() == before) break;
     }
     // A client that closed its side and has nothing left to be answered.
-    return !(c.peer_closed && c.pending() == 0);
+    return !(c.peer_closed && c.pending() == 0 && !c.working);
   };
 
   auto on_readable = [&](Conn& c, int64_t now) -> bool {
@@ -608,7 +748,7 @@ void HttpServer::run() {
     int best_rank = 0;
     for (auto& [fd, cp] : conns) {
       Conn& c = *cp;
-      if (c.pending() > 0) continue;
+      if (c.pending() > 0 || c.working) continue;
       int rank = c.phase == Phase::kLinger ? 4
                  : c.close_after          ? 0
                  : c.phase == Phase::kIdle ? (c.served ? 1 : 3)
@@ -707,6 +847,7 @@ void HttpServer::run() {
         if (now - c.write_progress > o.write_timeout_ms) dead.push_back(fd);
         continue;
       }
+      if (c.working) continue;  // a worker answers it; the handler's work is bounded
       switch (c.phase) {
         case Phase::kIdle:
           if (age > o.idle_timeout_ms) dead.push_back(fd);
@@ -759,6 +900,35 @@ void HttpServer::run() {
       }
       if (fd == listen_fd_) {
         accept_all(now);
+        continue;
+      }
+      if (fd == done_fd_) {
+        uint64_t count;
+        [[maybe_unused]] auto r = read(done_fd_, &count, sizeof count);
+        std::vector<std::shared_ptr<Job>> finished;
+        {
+          std::lock_guard lock(done_mu_);
+          finished.swap(done_);
+        }
+        ServerResponse jr;
+        for (const auto& job : finished) {
+          for (auto& [cfd, cp] : conns) {
+            Conn& c = *cp;
+            if (c.id != job->conn || !c.working) continue;
+            jr.status = job->status;
+            jr.content_type = job->content_type;
+            jr.content_encoding = job->content_encoding;
+            jr.headers = job->headers;
+            jr.shared_body = job->body;
+            c.working = false;
+            queue_response(c, jr, c.working_keep_alive, job->head_only, security ? security->current() : nullptr,
+                           now);
+            set_phase(c, c.in.empty() ? Phase::kIdle : Phase::kHead, now);
+            if (resume(c, now)) update_events(c);
+            else close_conn(cfd);
+            break;
+          }
+        }
         continue;
       }
       auto it = conns.find(fd);

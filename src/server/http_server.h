@@ -42,14 +42,32 @@
 // A refusal at accept (503) cannot be spoken before a TLS handshake: such a
 // connection is closed.
 //
-// Thread-safety: start()/stop() from the owning thread; the handler and
-// body_limit run on the server thread. stats() may be called from any thread.
+// Responses are written with writev(2) from the connection's queue: a body
+// the handler shares (ServerResponse::shared_body, the cached /metrics page)
+// is sent from the cache's own buffer, and the response head is built once
+// per distinct (status, type, encoding, length, headers, keep-alive) and
+// reused, so a scrape of an unchanged page allocates nothing and copies only
+// its head.
+//
+// Requests for which options.offload says so (work that grows with the
+// history) are answered by the handler on worker threads (work_queue.h):
+// the event loop goes on serving every other connection meanwhile. At most
+// worker_threads run at once and max_worker_queue wait; beyond that the
+// request is answered "503 Service Unavailable" with Retry-After: 1. A
+// connection with a request on a worker reads nothing more until it is
+// answered (responses stay in request order).
+//
+// Thread-safety: start()/stop() from the owning thread; body_limit and
+// offload run on the server thread, the handler on the server thread or, for
+// offloaded requests, on a worker thread (at the same time as other calls).
+// stats() may be called from any thread.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -59,6 +77,7 @@
 #include "server/basic_auth.h"
 #include "server/http_request.h"
 #include "server/web_security.h"
+#include "server/work_queue.h"
 #include "util/status.h"
 
 namespace gpulens {
@@ -86,7 +105,11 @@ struct ServerResponse {
   std::string_view content_encoding;  // "" or "gzip"
   std::string headers;                // extra header lines, each "Name: value\r\n"
   std::string body;                   // owned, reused between requests
-  std::string_view body_view;         // if set, sent instead of body (no copy into body)
+  std::string_view body_view;         // if set, sent instead of body (copied once into the connection)
+  // If set, sent instead of both, from this buffer (not copied), which the
+  // connection holds until written: the handler must not change the string
+  // while another owner holds it (replace it, or change it when use_count() == 1).
+  std::shared_ptr<const std::string> shared_body;
 };
 
 struct HttpServerOptions {
@@ -109,6 +132,10 @@ struct HttpServerOptions {
   // TLS, basic auth, headers, rate limit (serve --web-config-file); null: plain HTTP, no auth.
   std::shared_ptr<WebSecurity> security;
   size_t max_auth_queue = 8;              // logins waiting for bcrypt; 429 beyond
+  // Requests answered on worker threads instead of the event loop; null: none.
+  std::function<bool(std::string_view method, std::string_view path)> offload;
+  size_t worker_threads = 2;
+  size_t max_worker_queue = 16;           // offloaded requests waiting for a worker; 503 beyond
 };
 
 // Counters for tests and self-metrics. Monotonic unless noted.
@@ -122,6 +149,7 @@ struct HttpServerStats {
   uint64_t unauthorized = 0;      // answered 401
   uint64_t too_many = 0;          // answered 429: rate limit or too many logins being checked
   uint64_t bcrypt_runs = 0;       // passwords hashed (cache misses)
+  uint64_t workers_busy = 0;      // answered 503: the worker queue was full
 };
 
 class HttpServer {
@@ -151,8 +179,24 @@ class HttpServer {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> accepted_{0}, evicted_{0}, refused_busy_{0}, timed_out_{0}, open_{0};
-  std::atomic<uint64_t> tls_failed_{0}, unauthorized_{0}, too_many_{0};
+  std::atomic<uint64_t> tls_failed_{0}, unauthorized_{0}, too_many_{0}, workers_busy_{0};
   std::unique_ptr<BasicAuthVerifier> verifier_;
+  // Offloaded requests: the raw request in, the response out (to the event
+  // loop through done_fd_).
+  struct Job {
+    uint64_t conn = 0;
+    bool tls = false;
+    bool head_only = false;  // HEAD: the head alone is sent
+    std::string raw;  // head and body as received
+    int status = 200;
+    std::string content_type, content_encoding, headers;
+    std::shared_ptr<const std::string> body;
+  };
+  void run_job(Job& job);
+  std::unique_ptr<WorkQueue> workers_;
+  int done_fd_ = -1;
+  std::mutex done_mu_;
+  std::vector<std::shared_ptr<Job>> done_;
   std::thread thread_;
 };
 

@@ -350,7 +350,8 @@ TEST(HttpServer, FullOfWorkAnswers503WithAStatusLine) {
   b.body_size = 64 << 20;
   Client hog(b.server.port(), 4096);
   hog.send_all("GET /big HTTP/1.1\r\nHost: t\r\n\r\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // its big answer is now queued, unread
+  // Its big answer is queued once its first bytes arrive; the rest stays unread.
+  ASSERT_NE(hog.read(10000, "200 OK").find("200 OK"), std::string::npos);
   Client late(b.server.port());
   std::string got = late.read(3000, "\n\n");
   EXPECT_NE(got.find("503 Service Unavailable"), std::string::npos) << got << " open=" << b.server.stats().open << " evicted=" << b.server.stats().evicted;
