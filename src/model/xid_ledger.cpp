@@ -64,8 +64,17 @@ std::string canonical_bus_id(std::string_view s) {
 
 std::string_view xid_path_name(XidPath path) { return path == XidPath::kNvml ? "nvml" : "kernel_log"; }
 
+namespace {
+// The canonical form, else the text as given (a GPU whose bus id is unknown
+// keys by a name of its own).
+std::string key_of(std::string_view bus) {
+  std::string c = canonical_bus_id(bus);
+  return c.empty() ? std::string(bus) : c;
+}
+}  // namespace
+
 bool XidLedger::record(std::string_view bus_in, long long code, double time, XidPath path, std::string_view message) {
-  std::string bus = canonical_bus_id(bus_in);
+  std::string bus = key_of(bus_in);
   std::lock_guard lock(mu_);
   const Key key{bus, code};
   const int self = static_cast<int>(path), other = 1 - self;
@@ -99,7 +108,7 @@ bool XidLedger::record(std::string_view bus_in, long long code, double time, Xid
 }
 
 std::optional<XidLedger::Gpu> XidLedger::get(std::string_view bus) const {
-  const std::string key = canonical_bus_id(bus);
+  const std::string key = key_of(bus);
   std::lock_guard lock(mu_);
   auto it = gpus_.find(key);
   if (it == gpus_.end() || it->second.counts.empty()) return std::nullopt;
@@ -117,11 +126,11 @@ std::vector<std::string> XidLedger::buses() const {
 
 void XidLedger::claim(std::string_view bus) {
   std::lock_guard lock(mu_);
-  claimed_.insert(canonical_bus_id(bus));
+  claimed_.insert(key_of(bus));
 }
 
 bool XidLedger::claimed(std::string_view bus) const {
-  const std::string key = canonical_bus_id(bus);
+  const std::string key = key_of(bus);
   std::lock_guard lock(mu_);
   return claimed_.contains(key);
 }

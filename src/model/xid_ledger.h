@@ -48,8 +48,8 @@ class XidLedger {
 
   // Records one XID seen by `path` at unix time `time`; true when counted,
   // false when it is the other path's event seen again (its message then
-  // fills in a missing one). `bus` in any form canonical_bus_id() reads; an
-  // unreadable one is recorded under "".
+  // fills in a missing one). `bus` in any form canonical_bus_id() reads; any
+  // other text is a key as it is (a GPU without a known bus id).
   bool record(std::string_view bus, long long code, double time, XidPath path, std::string_view message = {});
 
   struct Gpu {
