@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "model/frame.h"
 #include "model/xid.h"
 
@@ -92,6 +95,21 @@ TEST(XidAdvice, CoversTheCommonXidsWithAnAction) {
   EXPECT_EQ(xid_advice(2), nullptr);
   EXPECT_EQ(recovery_action_name(2), "reboot the node");
   EXPECT_EQ(recovery_action_name(9), "");
+}
+
+// docs/health.md's XID table is this table, row by row.
+TEST(XidAdvice, DocsTableMatches) {
+  std::ifstream in(std::string(GPULENS_SOURCE_DIR) + "/docs/health.md");
+  ASSERT_TRUE(in) << "docs/health.md";
+  std::stringstream all;
+  all << in.rdbuf();
+  const std::string doc = all.str();
+  for (const XidAdvice& a : xid_advice_table()) {
+    const std::string row = "| " + std::to_string(a.code) + " | " + std::string(a.meaning) + " | " +
+                            std::string(xid_owner_name(a.owner)) + " | " + std::string(xid_action_text(a.action)) +
+                            " | " + (a.rma_if_repeats ? "yes" : "no") + " |\n";
+    EXPECT_NE(doc.find(row), std::string::npos) << "docs/health.md lacks the row\n" << row;
+  }
 }
 
 }  // namespace

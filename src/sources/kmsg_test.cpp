@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <thread>
 
 #include "model/frame.h"
+#include "sources/sim/sim_source.h"
 
 #ifdef GPULENS_FAKE_NVML
 #include "sources/nvml/nvml_source.h"
@@ -317,6 +319,57 @@ TEST(KmsgSource, FifoWithoutWriterNeverBlocks) {
   Status st;
   r.sample(&st);
   EXPECT_FALSE(st.is_ok());  // vanished
+}
+
+// The simulator's XID 79 travels both paths: the simulated NVML event and
+// the driver's kernel-log line, which the kmsg source reads: counted once,
+// with the driver's text.
+TEST(KmsgSource, SimulatorXid79GoesThroughTheKernelLog) {
+  TempDir d;
+  const std::string log = d.path + "/kmsg";
+  append(log, "");
+  SeriesRegistry reg;
+  SourceOptions o;
+  o.sim.scenario = "xid-79";
+  o.sim.scenario_dir = std::string(GPULENS_SOURCE_DIR) + "/scenarios";
+  o.sim.kernel_log = log;
+  o.kmsg.path = log;
+  auto sim_src = make_sim_source(o);
+  auto kmsg_src = make_kmsg_source(o);
+  ASSERT_TRUE(sim_src->open(reg).is_ok());
+  ASSERT_TRUE(kmsg_src->open(reg).is_ok());
+  // Frames on the wall clock, as `serve` stamps them: the XID fires 2 minutes in.
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count() - 130'000;
+  Frame f(reg);
+  for (int64_t t = 0; t <= 130'000; t += 10'000) {
+    f.clear(now + t);
+    ASSERT_TRUE(sim_src->sample(f).is_ok());
+  }
+  std::ifstream in(log);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_NE(first.find(";NVRM: Xid (PCI:0000:9a:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."),
+            std::string::npos)
+      << first;
+  f.clear(now + 130'000);
+  ASSERT_TRUE(kmsg_src->sample(f).is_ok());
+  auto g = o.xids->get("00000000:9A:00.0");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->counts.at(79), 1u);  // the event and the line: one XID
+  EXPECT_EQ(g->last_message, "GPU has fallen off the bus.");
+  EXPECT_EQ(reg.gpu_count(), 8);  // joined to the simulator's GPU 4, no extra GPU
+  // The simulator writes the counters (it claims its GPUs), with the text.
+  f.clear(now + 131'000);
+  ASSERT_TRUE(sim_src->sample(f).is_ok());
+  bool info = false;
+  for (const auto& v : f.values()) {
+    const Series& se = reg.series(v.slot);
+    if (se.field == FieldId::kGpuLastXidInfo && se.gpu == 4) {
+      info = se.extra.find("message=\"GPU has fallen off the bus.\"") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(info);
 }
 
 #ifdef GPULENS_FAKE_NVML
