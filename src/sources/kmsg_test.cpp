@@ -338,11 +338,12 @@ TEST(KmsgSource, SimulatorXid79GoesThroughTheKernelLog) {
   auto kmsg_src = make_kmsg_source(o);
   ASSERT_TRUE(sim_src->open(reg).is_ok());
   ASSERT_TRUE(kmsg_src->open(reg).is_ok());
-  // Frames on the wall clock, as `serve` stamps them: the XID fires 2 minutes in.
+  // Frames on the wall clock, as `serve` stamps them: the XID fires 2 minutes
+  // in, at the last frame, now.
   const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch()).count() - 130'000;
+                          std::chrono::system_clock::now().time_since_epoch()).count() - 120'000;
   Frame f(reg);
-  for (int64_t t = 0; t <= 130'000; t += 10'000) {
+  for (int64_t t = 0; t <= 120'000; t += 10'000) {
     f.clear(now + t);
     ASSERT_TRUE(sim_src->sample(f).is_ok());
   }
