@@ -14,7 +14,7 @@ namespace gpulens::cli {
 
 void CommonFlags::add_to(CLI::App& app) {
   app.add_option("--config", config_path, "YAML config file (flags override it)");
-  app.add_option("--source", sources, "comma-separated sources (nvml, host, kubelet, scrape, sim); default: nvml,host. "
+  app.add_option("--source", sources, "comma-separated sources (nvml, host, kubelet, scrape, kmsg, sim); default: nvml,host. "
                                       "Without a GPU, ask for the simulator: --source sim");
   app.add_option("--scrape", scrape,
                  "with --source ...,scrape: an exporter's URL to read (dcgm-exporter, node_exporter, vLLM, SGLang, "
@@ -27,6 +27,7 @@ void CommonFlags::add_to(CLI::App& app) {
   app.add_option("--proc-root", proc_root, "procfs root (default /proc)");
   app.add_option("--sys-root", sys_root, "sysfs root (default /sys)");
   app.add_option("--nvml-library", nvml_library, "path of libnvidia-ml.so.1");
+  app.add_option("--kmsg-path", kmsg_path, "kernel log the kmsg source tails (default /dev/kmsg; a file or FIFO in tests)");
   app.add_option("--profile", profile,
                  "GPU fields collected: minimal (8 series per GPU), standard (what the diagnosis and the alert "
                  "rules read), full (default: every field)");
@@ -52,7 +53,7 @@ Result<AgentConfig> CommonFlags::resolve() const {
       {"source.sim.seed", &seed},     {"source.host.proc_root", &proc_root},
       {"source.nvml.proc_root", &proc_root}, {"source.host.sys_root", &sys_root},
       {"source.nvml.library", &nvml_library}, {"log.level", &log_level}, {"log.format", &log_format},
-      {"profile", &profile}, {"collectors", &collectors},
+      {"profile", &profile}, {"collectors", &collectors}, {"source.kmsg.path", &kmsg_path},
   };
   std::string scrape_targets;
   for (const auto& t : scrape) scrape_targets += (scrape_targets.empty() ? "" : ",") + t;

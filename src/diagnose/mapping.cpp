@@ -88,6 +88,7 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["gpu_last_xid"] = {gpu(G::kLastXid)};
     t["gpu_up"] = {gpu(G::kGpuUp)};
     t["gpu_row_remap_failure"] = {gpu(G::kRowRemapFailure)};
+    t["gpu_recovery_action"] = {gpu(G::kRecoveryAction)};
     t["gpu_numa_node"] = {gpu(G::kNumaNode)};
     t["gpu_topology_info"] = {{.kind = K::kPeerPath}};
     t["gpu_cpu_affinity_info"] = {{.kind = K::kLocalCpus}};

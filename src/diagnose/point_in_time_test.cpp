@@ -206,5 +206,47 @@ TEST(PointInTime, CauseDurationsAreTheRulesDurations) {
 #endif
 }
 
+// A gpulens scrape with the driver's recovery action: the finding says what
+// the driver asks for, in its terms, and names the XID's meaning and owner.
+TEST(PointInTime, HardwareFindingSaysResetRebootOrRestart) {
+  auto one = [](const std::string& body) {
+    ReplayInfo info;
+    Result<SignalSet> set = load_replay_text(body, "gpulens.prom", info, {}, kAt);
+    EXPECT_TRUE(set.ok()) << set.status().message();
+    const Report r = diagnose(*set, Thresholds{});
+    EXPECT_EQ(r.hosts.size(), 1u);
+    EXPECT_FALSE(r.hosts[0].gpus.empty());
+    EXPECT_FALSE(r.hosts[0].gpus[0].findings.empty());
+    return r.hosts[0].gpus[0].findings[0];
+  };
+  const std::string id = "{gpu=\"0\",gpu_uuid=\"GPU-0\",gpu_name=\"H100\"} ";
+  // The driver asks for a reboot after an XID 119.
+  Finding f = one("gpu_up" + id + "1\ngpu_last_xid" + id + "119\ngpu_recovery_action" + id + "2\n");
+  EXPECT_EQ(f.cause, "hardware_errors");
+  EXPECT_EQ(f.severity, Severity::kCritical);
+  EXPECT_NE(f.action.find("GSP RPC timeout"), std::string::npos) << f.action;
+  EXPECT_NE(f.action.find("usually driver"), std::string::npos) << f.action;
+  EXPECT_NE(f.action.find("recovery action: reboot the node"), std::string::npos) << f.action;
+  EXPECT_NE(f.action.find("RMA"), std::string::npos) << f.action;
+  // Only the recovery action (a reset), no XID: critical too.
+  f = one("gpu_up" + id + "1\ngpu_recovery_action" + id + "1\n");
+  EXPECT_EQ(f.severity, Severity::kCritical);
+  EXPECT_NE(f.action.find("reset it (nvidia-smi -r"), std::string::npos) << f.action;
+  // Without a recovery action, the XID table: 13 is the application's.
+  f = one("gpu_up" + id + "1\ngpu_last_xid" + id + "13\n");
+  EXPECT_EQ(f.severity, Severity::kWarning);
+  EXPECT_NE(f.action.find("usually application"), std::string::npos) << f.action;
+  EXPECT_NE(f.action.find("restart the application"), std::string::npos) << f.action;
+  EXPECT_EQ(f.action.find("RMA"), std::string::npos) << f.action;
+  // XID 79 on a lost GPU: reboot, and RMA if it repeats.
+  f = one("gpu_up" + id + "0\ngpu_last_xid" + id + "79\n");
+  EXPECT_NE(f.action.find("reboot the node (a GPU reset is not enough)"), std::string::npos) << f.action;
+  EXPECT_NE(f.action.find("RMA"), std::string::npos) << f.action;
+  // Drain P2P (3) alone is a warning: a step, not a verdict.
+  f = one("gpu_up" + id + "1\ngpu_recovery_action" + id + "3\n");
+  EXPECT_EQ(f.severity, Severity::kWarning);
+  EXPECT_NE(f.action.find("peer-to-peer"), std::string::npos) << f.action;
+}
+
 }  // namespace
 }  // namespace gpulens::diagnose

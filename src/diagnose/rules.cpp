@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "diagnose/pcie_link.h"
+#include "model/xid.h"
 #include "model/pcie.h"
 
 namespace gpulens::diagnose {
@@ -201,23 +202,31 @@ class Rules {
 
   RuleResult hardware_errors() {
     const bool any = has(G::kLastXid) || has(G::kXidRate) || has(G::kGpuUp) || has(G::kRowRemapFailure) ||
-                     has(G::kEccUncorrectedRate) || has(G::kHealthStatus);
+                     has(G::kEccUncorrectedRate) || has(G::kHealthStatus) || has(G::kRecoveryAction);
     if (!any) {
       not_assessed("hardware_errors", "no XID, ECC, row-remap or gpu_up signals");
       return {};
     }
     RuleResult r = make("hardware_errors", "health", Severity::kWarning, 0);
     const Aligned xid = A(G::kLastXid), rate = A(G::kXidRate), up = A(G::kGpuUp), remap = A(G::kRowRemapFailure),
-                  ecc = A(G::kEccUncorrectedRate), health = A(G::kHealthStatus);
-    double code = 0;
+                  ecc = A(G::kEccUncorrectedRate), health = A(G::kHealthStatus), recovery = A(G::kRecoveryAction);
+    double code = 0, asked = 0;  // the last XID; the driver's last recovery action other than none
+    bool lost = false;
     for (size_t i = 0; i < n_; ++i) {
       const bool failed = health[i] >= kHealthFail;
+      const bool needs = recovery[i] >= 1;
       const bool fault =
-          (xid[i] >= 1) || (rate[i] > 0) || (up[i] == 0) || (remap[i] >= 1) || (ecc[i] > 0) || failed;
+          (xid[i] >= 1) || (rate[i] > 0) || (up[i] == 0) || (remap[i] >= 1) || (ecc[i] > 0) || failed || needs;
       r.holds[i] = fault ? 1 : 0;
       if (!fault) continue;
       if (xid[i] >= 1) code = std::round(xid[i]);
-      if (fatal_xid(xid[i]) || up[i] == 0 || remap[i] >= 1 || ecc[i] > 0 || failed) r.severity = Severity::kCritical;
+      if (needs) asked = std::round(recovery[i]);
+      if (up[i] == 0) lost = true;
+      // Draining peer-to-peer traffic (3) is a step, not yet a verdict.
+      const bool driver_says = needs && asked != 3;
+      if (fatal_xid(xid[i]) || up[i] == 0 || remap[i] >= 1 || ecc[i] > 0 || failed || driver_says) {
+        r.severity = Severity::kCritical;
+      }
     }
     // The DCGM health watches that failed while the fault held, by name and code.
     std::string watches;
@@ -235,11 +244,56 @@ class Rules {
     std::string what = code > 0 ? "XID " + std::to_string(static_cast<int>(code)) : "";
     if (!watches.empty()) what += (what.empty() ? "" : "; ") + std::string("DCGM health watch failed: ") + watches;
     r.action = what.empty() ? "Hardware fault. " : "Hardware fault (" + what + "). ";
-    r.action += code == 79 ? "XID 79: the GPU fell off the bus. "
-                           : "";
-    r.action += "Drain the node, collect dmesg and nvidia-bug-report.sh, reset or replace the GPU; "
-                "restart the job without it.";
+    r.action += hardware_action(code, asked, lost);
     return r;
+  }
+
+  // What to do, in the driver's terms when it gave them (the recovery
+  // action), else after the XID table (model/xid.h).
+  static std::string hardware_action(double code, double asked, bool lost) {
+    std::string out;
+    const XidAdvice* advice = code > 0 ? xid_advice(static_cast<long long>(code)) : nullptr;
+    if (advice != nullptr) {
+      out += "XID " + std::to_string(advice->code) + ": " + std::string(advice->meaning) + " (usually " +
+             std::string(xid_owner_name(advice->owner)) + "). ";
+    }
+    const std::string_view driver = recovery_action_name(asked);
+    if (asked >= 1 && !driver.empty()) {
+      out += "The driver's recovery action: " + std::string(driver) + " (gpu_recovery_action " +
+             std::to_string(static_cast<int>(asked)) + "). ";
+      if (asked == 1 || asked == 4) out += "Drain the GPU's jobs, then reset it (nvidia-smi -r -i <gpu>)";
+      else if (asked == 2) out += "Drain the node, then reboot it";
+      else out += "Stop peer-to-peer (NVLink) traffic to the GPU, then read gpu_recovery_action again";
+      out += advice != nullptr && advice->rma_if_repeats ? "; if the XID comes back after that, collect "
+                                                           "nvidia-bug-report.sh and RMA the GPU."
+                                                         : ".";
+      return out;
+    }
+    XidAction action = advice != nullptr ? advice->action : XidAction::kResetGpu;
+    if (lost && action != XidAction::kRebootNode) action = XidAction::kRebootNode;  // no device left to reset
+    switch (action) {
+      case XidAction::kNone:
+        out += "Nothing to do for the GPU now; watch whether it repeats";
+        break;
+      case XidAction::kRestartApplication:
+        out += "Fix or restart the application; the GPU is fine unless the XID repeats under other applications";
+        break;
+      case XidAction::kResetGpu:
+        out += "Drain the GPU's jobs, collect dmesg and nvidia-bug-report.sh, reset the GPU (nvidia-smi -r -i <gpu>) "
+               "and restart the job";
+        break;
+      case XidAction::kRebootNode:
+        out += "Drain the node, collect dmesg and nvidia-bug-report.sh, reboot the node (a GPU reset is not enough) "
+               "and restart the job without this GPU until it is back";
+        break;
+      case XidAction::kRecoveryAction:
+        out += "Do what the driver's recovery action says (gpu_recovery_action: 1 reset the GPU, 2 reboot the "
+               "node, 4 drain and reset)";
+        break;
+    }
+    if (advice == nullptr || advice->rma_if_repeats) out += "; if it repeats, replace (RMA) the GPU";
+    out += ".";
+    return out;
   }
 
   RuleResult input_pipeline() {
@@ -723,6 +777,7 @@ int64_t first_fatal_fault_ms(const GpuSignals& gpu) {
   scan(GpuSig::kRowRemapFailure, [](double v) { return v >= 1; });
   scan(GpuSig::kEccUncorrectedRate, [](double v) { return v > 0; });
   scan(GpuSig::kHealthStatus, [](double v) { return v >= kHealthFail; });
+  scan(GpuSig::kRecoveryAction, [](double v) { return v >= 1 && v != 3; });
   return first;
 }
 

@@ -17,7 +17,8 @@ std::string_view signal_name(GpuSig s) {
       "nvlink_util",    "temperature",     "power",         "power_limit",      "sm_clock",
       "sm_clock_max",   "thermal_throttle", "power_throttle", "xid_rate",       "last_xid",
       "gpu_up",         "ecc_uncorrected_rate", "row_remap_failure", "numa_node",
-      "external_fragmentation", "allocator_retry_rate", "allocator_oom_rate", "health_status"};
+      "external_fragmentation", "allocator_retry_rate", "allocator_oom_rate", "health_status",
+      "recovery_action"};
   return kNames[static_cast<size_t>(s)];
 }
 

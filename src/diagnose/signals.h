@@ -70,6 +70,7 @@ enum class GpuSig : uint8_t {
   kAllocRetryRate,   // allocator retries per second (cache flushed and allocation retried)
   kAllocOomRate,     // allocator out-of-memory errors per second
   kHealthStatus,     // worst DCGM health watch result: 0 pass, 10 warn, 20 fail (dcgm-exporter)
+  kRecoveryAction,   // NVML's recovery action: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset
   kCount
 };
 

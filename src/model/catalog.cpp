@@ -183,6 +183,17 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
     {FieldId::kGpuHealthStatus, "gpu_health_status", kGauge, "", kHealth, kGpu,
      "Result of the DCGM health watch in label watch, with its DCGM_FR_* code in label error: 0 pass, 10 warn, "
      "20 fail (dcgm-exporter's DCGM_EXP_GPU_HEALTH_STATUS)."},
+    {FieldId::kGpuRecoveryAction, "gpu_recovery_action", kGauge, "", kHealth, kGpu,
+     "Recovery the driver asks for: 0 none, 1 reset the GPU, 2 reboot the node, 3 drain peer-to-peer traffic, "
+     "4 drain and reset (NVML field 230, drivers with CUDA 12.8+; absent on older ones)."},
+    {FieldId::kGpuRowRemapPending, "gpu_row_remap_pending", kGauge, "", kHealth, kGpu,
+     "1 when a row remapping waits for the next GPU reset."},
+    {FieldId::kGpuLastXidInfo, "gpu_last_xid_info", kInfo, "", kHealth, kGpu,
+     "The most recent XID with its text (labels xid, message; path: nvml or kernel_log, where it was seen first)."},
+    {FieldId::kGpuPcieAerErrors, "gpu_pcie_aer_errors_total", kCounter, "", kHealth, kGpu,
+     "PCIe AER errors the kernel logged for the GPU (label severity: corrected, nonfatal, fatal)."},
+    {FieldId::kNvswitchSxidErrors, "nvswitch_sxid_errors_total", kCounter, "", kHealth, kNode,
+     "NVSwitch SXid errors from the kernel log (labels nvswitch: its PCI bus id, sxid, severity)."},
     // ---- MIG instances -------------------------------------------------
     {FieldId::kGpuMigMode, "gpu_mig_mode", kGauge, "", kHealth, kGpu,
      "1 when MIG mode is enabled (label state: current, or pending until the next GPU reset)."},
@@ -362,6 +373,8 @@ constexpr DcgmRow kDcgm[] = {
      "Number of remapped rows for correctable errors", true},
     {"DCGM_FI_DEV_ROW_REMAP_FAILURE", 395, kGauge, kInt, F::kGpuRowRemapFailure, 1.0, {},
      "Whether remapping of rows has failed", true},
+    {"DCGM_FI_DEV_ROW_REMAP_PENDING", 396, kGauge, kInt, F::kGpuRowRemapPending, 1.0, {},
+     "Whether remapping of rows is pending", false},
     {"DCGM_FI_DRIVER_VERSION", 1, kGauge, kLabel, F::kGpuInfo, 1.0, {}, "Driver Version", true},
     {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", 1001, kGauge, kDouble, F::kGpuGraphicsEngineActive, 1.0, {},
      "Ratio of time the graphics engine is active.", true},

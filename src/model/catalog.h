@@ -114,6 +114,11 @@ enum class FieldId : uint16_t {
   kGpuXidErrorsRecent,
   kGpuClockEventsRecent,
   kGpuHealthStatus,
+  kGpuRecoveryAction,
+  kGpuRowRemapPending,
+  kGpuLastXidInfo,
+  kGpuPcieAerErrors,
+  kNvswitchSxidErrors,
   // MIG instances (series carry mig_labels(), see series.h)
   kGpuMigMode,
   kGpuMigInfo,

@@ -184,7 +184,81 @@ constexpr std::string_view kNames[] = {
     /* 172 */ "Uncorrectable SRAM Error",
 };
 
+using O = XidOwner;
+using A = XidAction;
+
+// Owner and resolution after NVIDIA's XID catalogue; ordered by code.
+constexpr XidAdvice kAdvice[] = {
+    {13, "graphics engine exception: usually an out-of-range access by the application", O::kApplication,
+     A::kRestartApplication, false},
+    {31, "GPU memory page fault: the application touched an invalid address", O::kApplication,
+     A::kRestartApplication, false},
+    {43, "the GPU stopped the application's channel after a fault of the application", O::kApplication,
+     A::kRestartApplication, false},
+    {45, "preemptive cleanup after the application was stopped or an earlier error; see the XID before it",
+     O::kApplication, A::kNone, false},
+    {48, "double-bit ECC error in GPU memory", O::kHardware, A::kResetGpu, true},
+    {61, "internal micro-controller breakpoint or warning", O::kDriver, A::kResetGpu, true},
+    {62, "internal micro-controller halted", O::kDriver, A::kResetGpu, true},
+    {63, "a memory row was remapped (or a page retired); the remap applies at the next GPU reset", O::kHardware,
+     A::kResetGpu, false},
+    {64, "recording a row remap or page retirement failed", O::kHardware, A::kResetGpu, true},
+    {68, "video decoder (NVDEC) exception", O::kApplication, A::kRestartApplication, false},
+    {74, "NVLink error: a link failed or lost training", O::kHardware, A::kResetGpu, true},
+    {79, "the GPU fell off the bus: it no longer answers on PCIe", O::kHardware, A::kRebootNode, true},
+    {92, "high single-bit ECC error rate", O::kHardware, A::kNone, true},
+    {93, "InfoROM wear limit exceeded", O::kHardware, A::kNone, true},
+    {94, "contained ECC error: the application that hit it was stopped, others run on", O::kHardware,
+     A::kResetGpu, false},
+    {95, "uncontained ECC error: every application on the GPU is affected", O::kHardware, A::kResetGpu, true},
+    {109, "context switch timeout", O::kApplication, A::kRestartApplication, false},
+    {119, "GSP RPC timeout: the GPU's firmware processor stopped answering", O::kDriver, A::kResetGpu, true},
+    {120, "GSP error: the GPU's firmware processor failed", O::kDriver, A::kResetGpu, true},
+    {140, "unrecovered ECC error", O::kHardware, A::kResetGpu, true},
+    {143, "GPU initialization failed", O::kHardware, A::kRebootNode, true},
+    {154, "the driver changed the GPU's recovery action", O::kDriver, A::kRecoveryAction, false},
+};
+
 }  // namespace
+
+const XidAdvice* xid_advice(long long code) {
+  for (const XidAdvice& a : kAdvice) {
+    if (a.code == code) return &a;
+  }
+  return nullptr;
+}
+
+std::span<const XidAdvice> xid_advice_table() { return kAdvice; }
+
+std::string_view xid_owner_name(XidOwner owner) {
+  switch (owner) {
+    case O::kApplication: return "application";
+    case O::kDriver: return "driver";
+    case O::kHardware: return "hardware";
+    case O::kSystem: return "system";
+  }
+  return "";
+}
+
+std::string_view xid_action_text(XidAction action) {
+  switch (action) {
+    case A::kNone: return "none";
+    case A::kRestartApplication: return "restart the application";
+    case A::kResetGpu: return "reset the GPU";
+    case A::kRebootNode: return "reboot the node";
+    case A::kRecoveryAction: return "follow the driver's recovery action";
+  }
+  return "";
+}
+
+std::string_view recovery_action_name(double code) {
+  if (code == 0) return "none";
+  if (code == 1) return "reset the GPU";
+  if (code == 2) return "reboot the node";
+  if (code == 3) return "drain peer-to-peer traffic";
+  if (code == 4) return "drain and reset";
+  return "";
+}
 
 std::string_view xid_message(long long code) {
   if (code < 0 || code >= static_cast<long long>(std::size(kNames))) return "Unknown Error";

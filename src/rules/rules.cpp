@@ -316,6 +316,21 @@ std::vector<Rule> alerting_rules(const RuleOptions& o, const Vocabulary& v) {
                           " (gpu_up {{ $value }}): it fell off the bus or its driver lost it (check dmesg for XID 79)."));
   }
 
+  // The driver's own verdict (NVML recovery action, CUDA 12.8+ drivers) and
+  // a row remap waiting for a reset: facts, no for. dcgm-exporter exports
+  // neither, so the dcgm variant has no such alerts.
+  if (!v.dcgm) {
+    r.push_back(alert(o, "GPUNeedsReset", "critical",
+                      "gpu_recovery_action == 1 or gpu_recovery_action == 4 or gpu_row_remap_pending == 1", 0,
+                      v.short_who + ": GPU needs a reset",
+                      v.who + " needs a GPU reset: the driver's recovery action asks for one (1 reset, 4 drain and "
+                              "reset), or a memory row remap waits for it (value {{ $value }})."));
+    r.push_back(alert(o, "GPUNeedsReboot", "critical", "gpu_recovery_action == 2", 0,
+                      v.short_who + ": node needs a reboot",
+                      v.who + " needs the node rebooted: the driver's recovery action is {{ $value }} (node reboot); "
+                              "a GPU reset is not enough."));
+  }
+
   const int64_t down_for = o.duration_ms("agent_down.for");
   const std::string down_name = v.dcgm ? "GPUExporterDown" : "GpulensAgentDown";
   r.push_back(alert(o, down_name, "critical", "up{job=\"" + o.job + "\"} == 0", down_for,

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "model/xid_ledger.h"
 #include "util/http_client.h"
 
 namespace gpulens {
@@ -17,6 +19,7 @@ struct SimOptions {
   std::string scenario_dir;                    // where names are looked up
   uint64_t seed = 1;
   double speed = 1.0;  // scenario seconds per wall second
+  std::string kernel_log;  // append the scenario's XIDs here as driver kernel-log lines ("" off)
 };
 
 struct HostOptions {
@@ -58,12 +61,23 @@ struct ScrapeOptions {
   HttpClientOptions client;             // TLS and credentials (timeout and body limit set from above)
 };
 
+// The kmsg source (sources/kmsg.h): the kernel log.
+struct KmsgOptions {
+  std::string path = "/dev/kmsg";  // or a file / FIFO (tests, syslog copies)
+  bool replay = false;             // read what is already there; default: only lines written from now on
+  int64_t max_line_bytes = 65536;  // a longer line is skipped whole (and logged)
+};
+
 struct SourceOptions {
   SimOptions sim;
   HostOptions host;
   NvmlOptions nvml;
   KubeletOptions kubelet;
   ScrapeOptions scrape;
+  KmsgOptions kmsg;
+  // One XID count however many sources see it (nvml events, kmsg): shared by
+  // the sources made from these options.
+  std::shared_ptr<XidLedger> xids = std::make_shared<XidLedger>();
 };
 
 }  // namespace gpulens

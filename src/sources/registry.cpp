@@ -4,6 +4,7 @@
 #include <array>
 
 #include "sources/host.h"
+#include "sources/kmsg.h"
 #include "sources/kubelet/kubelet_source.h"
 #include "sources/nvml/nvml_source.h"
 #include "sources/scrape/scrape_source.h"
@@ -21,6 +22,8 @@ const std::array kSources{
                 false, false, make_kubelet_source},
     SourceEntry{"scrape", "exporters on the node over HTTP (dcgm-exporter, node_exporter, vLLM, SGLang, TGI, Triton)",
                 false, false, make_scrape_source},
+    SourceEntry{"kmsg", "NVIDIA XIDs, NVSwitch SXids and PCIe AER errors from the kernel log (/dev/kmsg)", false,
+                false, make_kmsg_source},
 };
 
 }  // namespace

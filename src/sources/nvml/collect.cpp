@@ -281,6 +281,8 @@ void collect_gpu(CollectContext& ctx, GpuState& gpu) {
       keep();
       f.set(F::kGpuRowRemapFailure, g, failed != 0 ? 1 : 0);
       keep();
+      f.set(F::kGpuRowRemapPending, g, pending != 0 ? 1 : 0);
+      keep();
     }
   }
   if (p.may(Probe::kPstate, reinterpret_cast<const void*>(api.get_pstate))) {
@@ -329,6 +331,9 @@ void collect_gpu(CollectContext& ctx, GpuState& gpu) {
         ask(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, l.id);
       }
     }
+    // Every collection: an alert on it should not wait for the slow tier.
+    const bool recovery = !gpu.off.test(static_cast<size_t>(Probe::kRecoveryAction));
+    if (recovery) ask(NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, 0);
     nvmlReturn_t rc = req.empty() ? NVML_SUCCESS : api.get_field_values(dev, static_cast<int>(req.size()), req.data());
     if (gone(rc)) p.lost = true;
     if (rc == NVML_SUCCESS && !req.empty()) {
@@ -397,6 +402,14 @@ void collect_gpu(CollectContext& ctx, GpuState& gpu) {
           nvl_tx_rate = tx_sum / dt;
           nvl_rx_rate = rx_sum / dt;
         }
+      }
+      if (recovery) {
+        // A driver older than the field answers an error for it: absent from then on.
+        if (good(i)) f.set(F::kGpuRecoveryAction, g, field_number(req[i]));
+        else if (unsupported(req[i].nvmlReturn) || req[i].nvmlReturn == NVML_ERROR_INVALID_ARGUMENT) {
+          gpu.off.set(static_cast<size_t>(Probe::kRecoveryAction));
+        }
+        ++i;
       }
     }
   }

@@ -79,6 +79,9 @@ inline constexpr unsigned NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX = 139;
 inline constexpr unsigned NVML_FI_DEV_NVLINK_GET_SPEED = 164;           // MBps per link
 inline constexpr unsigned NVML_FI_DEV_PCIE_COUNT_TX_BYTES = 197;        // bytes, cumulative
 inline constexpr unsigned NVML_FI_DEV_PCIE_COUNT_RX_BYTES = 198;
+// nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P,
+// 4 drain and reset (CUDA 12.8 drivers on).
+inline constexpr unsigned NVML_FI_DEV_GET_GPU_RECOVERY_ACTION = 230;
 
 // GPM metric ids (nvmlGpmMetricId_t)
 inline constexpr unsigned NVML_GPM_METRIC_GRAPHICS_UTIL = 1;

@@ -106,7 +106,8 @@ struct NvmlSource::Core {
   }
 };
 
-NvmlSource::NvmlSource(NvmlOptions options) : options_(std::move(options)) {}
+NvmlSource::NvmlSource(NvmlOptions options, std::shared_ptr<XidLedger> xids)
+    : options_(std::move(options)), ledger_(xids ? std::move(xids) : std::make_shared<XidLedger>()) {}
 
 NvmlSource::~NvmlSource() {
   if (!core_) return;
@@ -177,9 +178,13 @@ Status NvmlSource::open(SeriesRegistry& registry) {
   open_topology(api, core->gpus, options_.sys_root);
   core->cache = std::make_unique<ProcessCache>(options_.proc_root, options_.kubelet_root);
   std::vector<std::pair<int, nvmlDevice_t>> devs;
-  for (const GpuState& g : core->gpus) devs.emplace_back(g.index, g.dev);
-  core->xids = std::make_unique<XidWatcher>(api, std::move(devs), options_.xid_wait_ms);
-  if (!core->xids->start()) core->xids.reset();
+  std::vector<std::string> buses;
+  for (const GpuState& g : core->gpus) {
+    devs.emplace_back(g.index, g.dev);
+    buses.push_back(g.pci_bus_id);
+  }
+  core->xids = std::make_unique<XidWatcher>(api, std::move(devs), std::move(buses), ledger_, options_.xid_wait_ms);
+  core->xids->start();  // without events, fill() still writes the kernel log's XIDs
   core->registry = &registry;
   core->slow_interval_ms = options_.slow_interval_ms;
   core->frame = std::make_unique<Frame>(registry);
@@ -224,7 +229,7 @@ std::vector<std::string> NvmlSource::notices() const {
 uint64_t NvmlSource::process_resolutions() const { return core_ && core_->cache ? core_->cache->resolutions() : 0; }
 
 std::unique_ptr<Source> make_nvml_source(const SourceOptions& options) {
-  return std::make_unique<NvmlSource>(options.nvml);
+  return std::make_unique<NvmlSource>(options.nvml, options.xids);
 }
 
 }  // namespace gpulens

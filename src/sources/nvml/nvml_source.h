@@ -34,7 +34,8 @@ namespace gpulens {
 
 class NvmlSource : public Source {
  public:
-  explicit NvmlSource(NvmlOptions options);
+  // `xids`: the agent's XID ledger, shared with the kmsg source; null: one of its own.
+  explicit NvmlSource(NvmlOptions options, std::shared_ptr<XidLedger> xids = nullptr);
   ~NvmlSource() override;
   NvmlSource(const NvmlSource&) = delete;
   NvmlSource& operator=(const NvmlSource&) = delete;
@@ -52,6 +53,7 @@ class NvmlSource : public Source {
 
  private:
   NvmlOptions options_;
+  std::shared_ptr<XidLedger> ledger_;
   std::shared_ptr<Core> core_;
 };
 

@@ -6,6 +6,9 @@
 namespace gpulens {
 
 bool XidWatcher::start() {
+  // Claimed even when the event API is missing: fill() still writes the
+  // XIDs the kernel log records for these GPUs.
+  for (const std::string& bus : buses_) ledger_->claim(bus);
   if (!api_.event_set_create || !api_.register_events || !api_.event_set_wait || !api_.event_set_free) return false;
   if (api_.event_set_create(&set_) != NVML_SUCCESS) return false;
   int registered = 0;
@@ -45,40 +48,31 @@ void XidWatcher::run() {
       continue;
     }
     if ((ev.eventType & nvmlEventTypeXidCriticalError) == 0) continue;
-    int gpu = -1;
-    for (const auto& [index, dev] : gpus_) {
-      if (dev == ev.device) gpu = index;
+    int k = -1;
+    for (size_t i = 0; i < gpus_.size(); ++i) {
+      if (gpus_[i].second == ev.device) k = static_cast<int>(i);
     }
-    if (gpu < 0) continue;
+    if (k < 0) continue;
     const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    std::lock_guard lock(mu_);
-    PerGpu& s = state_[gpu];
-    auto [it, fresh] = s.counts.try_emplace(ev.eventData);
-    if (fresh) it->second.first = "xid=\"" + std::to_string(ev.eventData) + "\"";
-    ++it->second.second;
-    s.last = ev.eventData;
-    s.last_time = now;
-    s.any = true;
+    ledger_->record(buses_[static_cast<size_t>(k)], static_cast<long long>(ev.eventData), now, XidPath::kNvml);
   }
 }
 
 void XidWatcher::fill(Frame& frame) const {
-  std::lock_guard lock(mu_);
-  for (const auto& [gpu, s] : state_) {
-    for (const auto& [xid, c] : s.counts) frame.set(FieldId::kGpuXidErrors, gpu, c.first, static_cast<double>(c.second));
-    if (s.any) {
-      frame.set(FieldId::kGpuLastXid, gpu, static_cast<double>(s.last));
-      frame.set(FieldId::kGpuLastXidTime, gpu, s.last_time);
-    }
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    if (auto g = ledger_->get(buses_[i])) XidLedger::fill(frame, gpus_[i].first, *g);
   }
 }
 
 uint64_t XidWatcher::count(int gpu, unsigned long long xid) const {
-  std::lock_guard lock(mu_);
-  auto g = state_.find(gpu);
-  if (g == state_.end()) return 0;
-  auto c = g->second.counts.find(xid);
-  return c == g->second.counts.end() ? 0 : c->second.second;
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    if (gpus_[i].first != gpu) continue;
+    auto g = ledger_->get(buses_[i]);
+    if (!g) return 0;
+    auto c = g->counts.find(static_cast<long long>(xid));
+    return c == g->counts.end() ? 0 : c->second;
+  }
+  return 0;
 }
 
 }  // namespace gpulens

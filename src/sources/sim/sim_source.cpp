@@ -7,7 +7,12 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "model/catalog.h"
+#include "model/xid.h"
+#include "model/xid_ledger.h"
 #include "push/push_store.h"
 
 namespace gpulens {
@@ -65,9 +70,11 @@ constexpr const char* kCpuModes[8] = {"user", "nice", "system", "idle", "iowait"
 
 class SimSource final : public Source {
  public:
-  SimSource(Scenario s, uint64_t seed, double speed)
+  SimSource(Scenario s, uint64_t seed, double speed, std::shared_ptr<XidLedger> xids, std::string kernel_log)
       : s_(std::move(s)), seed_(seed), speed_(speed), push_(push::PushOptions{.check_pids = false,
-                                                                             .self_metrics = false}) {}
+                                                                             .self_metrics = false}),
+        ledger_(xids ? std::move(xids) : std::make_shared<XidLedger>()), kernel_log_(std::move(kernel_log)),
+        fired_(s_.faults.size(), false) {}
 
   std::string_view name() const override { return "sim"; }
   bool simulated() const override { return true; }
@@ -85,6 +92,8 @@ class SimSource final : public Source {
       std::snprintf(serial, sizeof serial, "SIM%010llu", static_cast<unsigned long long>(h % 10000000000ULL));
       reg.set_gpu(g, {.uuid = uuid, .name = std::string(s_.model.name), .pci_bus_id = bus, .serial = serial,
                       .driver = "simulated", .minor = g});
+      buses_.push_back(bus);
+      ledger_->claim(bus);  // the simulated NVML fills these GPUs' XIDs
       GpuState st;
       st.nvl_tx.assign(s_.model.nvlink_links, 0);
       st.nvl_rx.assign(s_.model.nvlink_links, 0);
@@ -212,13 +221,16 @@ class SimSource final : public Source {
           label("pci_bus_id", f.registry().gpu(g)->pci_bus_id) + "," + label("driver", "simulated") + "," +
               label("serial", f.registry().gpu(g)->serial),
           1);
-    for (const auto& x : s_.faults) {
-      if (x.gpu == g && x.kind == "xid" && elapsed >= x.after_ms) {
-        f.set(FieldId::kGpuXidErrors, g, label("xid", std::to_string(x.xid)), 1);
-        f.set(FieldId::kGpuLastXid, g, x.xid);
-        f.set(FieldId::kGpuLastXidTime, g, static_cast<double>(start_ms_ + x.after_ms / speed_) / 1000.0);
+    for (size_t k = 0; k < s_.faults.size(); ++k) {
+      const auto& x = s_.faults[k];
+      if (x.gpu == g && x.kind == "xid" && elapsed >= x.after_ms && !fired_[k]) {
+        fired_[k] = true;
+        const double t = static_cast<double>(start_ms_ + x.after_ms / speed_) / 1000.0;
+        ledger_->record(buses_[g], x.xid, t, XidPath::kNvml);
+        log_xid(g, x.xid);
       }
     }
+    if (auto x = ledger_->get(buses_[g])) XidLedger::fill(f, g, *x);
     f.set(FieldId::kGpuUp, g, lost ? 0 : 1);
     if (lost) return 0;
 
@@ -474,18 +486,43 @@ class SimSource final : public Source {
   Scenario s_;
   uint64_t seed_;
   double speed_;
+  // Appends the driver's kernel-log lines of XID `xid` on GPU `g` to
+  // kernel_log_ (a file, or a FIFO with a reader; never waits).
+  void log_xid(int g, int xid) {
+    if (kernel_log_.empty()) return;
+    const int fd = ::open(kernel_log_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    const std::string b = canonical_bus_id(buses_[g]);
+    // /dev/kmsg records: priority 3 (error), sequence, microseconds, flags.
+    auto record = [&](const std::string& msg) {
+      const uint64_t seq = ++kmsg_seq_;
+      return "3," + std::to_string(seq) + "," + std::to_string(seq * 1000) + ",-;" + msg + "\n";
+    };
+    std::string text = record("NVRM: Xid (PCI:" + b + "): " + std::to_string(xid) +
+                              ", pid='<unknown>', name=<unknown>, " + std::string(xid_message(xid)) + ".");
+    if (xid == 79) text += record("NVRM: GPU " + b + ".0: GPU has fallen off the bus.");
+    [[maybe_unused]] ssize_t n = ::write(fd, text.data(), text.size());
+    ::close(fd);
+  }
+
   int64_t start_ms_ = -1, last_ms_ = 0;
   std::vector<GpuState> gpus_;
   std::vector<std::string> uuids_;
   NodeState node_;
   push::PushStore push_;                        // the simulated processes' pushes
+  std::shared_ptr<XidLedger> ledger_;
+  std::string kernel_log_;                      // where XIDs are also written as kernel-log lines ("" off)
+  std::vector<bool> fired_;                     // per fault: its XID was recorded
+  std::vector<std::string> buses_;              // per GPU
+  uint64_t kmsg_seq_ = 0;
   std::vector<std::string> allocator_body_ = std::vector<std::string>(64);  // per GPU, this tick
 };
 
 }  // namespace
 
-std::unique_ptr<Source> make_sim_source(sim::Scenario scenario, uint64_t seed, double speed) {
-  return std::make_unique<SimSource>(std::move(scenario), seed, speed);
+std::unique_ptr<Source> make_sim_source(sim::Scenario scenario, uint64_t seed, double speed,
+                                        std::shared_ptr<XidLedger> xids, std::string kernel_log) {
+  return std::make_unique<SimSource>(std::move(scenario), seed, speed, std::move(xids), std::move(kernel_log));
 }
 
 namespace {
@@ -507,7 +544,8 @@ std::unique_ptr<Source> make_sim_source(const SourceOptions& options) {
   const std::string dir = options.sim.scenario_dir.empty() ? sim::default_scenario_dir() : options.sim.scenario_dir;
   auto scenario = sim::load_scenario(options.sim.scenario, dir);
   if (!scenario) return std::make_unique<BrokenSource>(scenario.status());
-  return make_sim_source(std::move(*scenario), options.sim.seed, options.sim.speed);
+  return make_sim_source(std::move(*scenario), options.sim.seed, options.sim.speed, options.xids,
+                         options.sim.kernel_log);
 }
 
 }  // namespace gpulens

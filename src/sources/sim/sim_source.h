@@ -7,6 +7,11 @@
 // scenario, the seed and the frame time: the same inputs give the same values,
 // which is what tests and recordings need.
 //
+// XIDs go through the agent's XidLedger as the NVML source's do; with
+// SimOptions::kernel_log set, each is also appended to that file as the
+// NVIDIA driver writes it to the kernel log ("NVRM: Xid (PCI:…): 79, …"), so
+// that the kmsg source reading the same file counts it once, with its text.
+//
 // Time: the scenario starts at the first frame's time; `speed` scales how
 // fast it runs against the frame clock.
 //
@@ -23,6 +28,7 @@ namespace gpulens {
 
 std::unique_ptr<Source> make_sim_source(const SourceOptions& options);
 // For tests and `record`: a simulator over an already loaded scenario.
-std::unique_ptr<Source> make_sim_source(sim::Scenario scenario, uint64_t seed, double speed);
+std::unique_ptr<Source> make_sim_source(sim::Scenario scenario, uint64_t seed, double speed,
+                                        std::shared_ptr<XidLedger> xids = nullptr, std::string kernel_log = {});
 
 }  // namespace gpulens

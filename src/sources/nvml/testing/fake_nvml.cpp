@@ -381,7 +381,11 @@ FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int n, nvmlFiel
     nvmlFieldValue_t& f = values[i];
     std::string base = "field." + std::to_string(f.fieldId);
     double v = 0;
-    f.nvmlReturn = call(dev, base + "." + std::to_string(f.scopeId), &v, base);
+    // The recovery action (field 230) also answers to its own key; unscripted,
+    // it is NOT_SUPPORTED, as on a driver older than the field.
+    f.nvmlReturn = f.fieldId == NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
+                       ? call(dev, "recovery_action", &v, base)
+                       : call(dev, base + "." + std::to_string(f.scopeId), &v, base);
     f.timestamp = 0;
     if (f.fieldId == NVML_FI_DEV_MEMORY_TEMP) {
       f.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;

@@ -16,6 +16,7 @@
 //   topology 0 1 NODE                   # common ancestor level
 //   nvlink 0 link=0 peer=1              # link 0 of GPU 0 is up, to GPU 1
 //   xid 0 79                            # delivered by the event API
+//   value 0 recovery_action 0 1          # NVML field 230: none, then GPU reset
 //   init DRIVER_NOT_LOADED              # nvmlInit_v2 fails
 //   cuda 12040                          # CUDA driver version (0: no libcuda)
 //   mig 0 mode=on pending=on            # MIG mode (absent: MIG not supported)
