@@ -667,7 +667,9 @@ void SignalSetBuilder::join_by_uuid() {
     if (named_hosts_.contains(b) && !named_hosts_.contains(a)) std::swap(a, b);
     HostAcc& into = hosts_[a];
     HostAcc& from = hosts_[b];
-    for (auto& [index, g] : from.gpus) {
+    for (auto& entry : from.gpus) {  // not a structured binding: clang 14 cannot capture one
+      const std::string& index = entry.first;
+      GpuAcc& g = entry.second;
       auto same = std::find_if(into.gpus.begin(), into.gpus.end(), [&](const auto& kv) {
         return kv.second.uuid == g.uuid && kv.second.mig.gpu_instance == g.mig.gpu_instance;
       });
