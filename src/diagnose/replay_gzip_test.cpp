@@ -2,6 +2,8 @@
 // the name; several members; cut short) and cut mid-line, never read as a
 // window starting in 1970.
 #include <gtest/gtest.h>
+
+#include "util/testing/temp_dir.h"
 #include <stdlib.h>
 #include <zlib.h>
 
@@ -15,15 +17,6 @@ namespace gpulens::diagnose {
 namespace {
 
 constexpr int64_t kStart = 1764639600;  // 2025-12-02
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string tmpl = testing::TempDir() + "/replaygz-XXXXXX";
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 std::string recording(int samples, bool eof = true) {
   std::string text = "# TYPE gpu_utilization_ratio gauge\n";
@@ -48,8 +41,8 @@ std::string gzip(const std::string& text) {
   return out;
 }
 
-std::string write(const TempDir& d, const std::string& name, const std::string& bytes) {
-  const std::string path = d.path + "/" + name;
+std::string write(const gpulens::testing::TestDir& d, const std::string& name, const std::string& bytes) {
+  const std::string path = d.path() + "/" + name;
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
 }
@@ -57,7 +50,7 @@ std::string write(const TempDir& d, const std::string& name, const std::string& 
 const Series& util(const SignalSet& set) { return set.hosts.at(0).gpus.at(0).sig(GpuSig::kGpuUtil); }
 
 TEST(ReplayGzip, ReadByMagicWhateverTheName) {
-  TempDir d;
+  gpulens::testing::TestDir d;
   const std::string text = recording(600);
   for (const char* name : {"rec.om.gz", "rec.om"}) {
     ReplayInfo info;
@@ -72,7 +65,7 @@ TEST(ReplayGzip, ReadByMagicWhateverTheName) {
 }
 
 TEST(ReplayGzip, ConcatenatedMembersReadAsOne) {
-  TempDir d;
+  gpulens::testing::TestDir d;
   std::string a = recording(300, false), b;
   for (int i = 300; i < 400; ++i) b += "gpu_utilization_ratio{gpu=\"0\"} 0.5 " + std::to_string(kStart + i) + "\n";
   b += "# EOF\n";
@@ -83,7 +76,7 @@ TEST(ReplayGzip, ConcatenatedMembersReadAsOne) {
 }
 
 TEST(ReplayGzip, CutShortReadsUpToTheLastCompleteSample) {
-  TempDir d;
+  gpulens::testing::TestDir d;
   const std::string text = recording(20000);
   const std::string gz = gzip(text);
   ReplayInfo info;
@@ -100,7 +93,7 @@ TEST(ReplayGzip, CutShortReadsUpToTheLastCompleteSample) {
 }
 
 TEST(ReplayGzip, CorruptDataIsAnErrorNamingTheFile) {
-  TempDir d;
+  gpulens::testing::TestDir d;
   std::string gz = gzip(recording(2000));
   for (size_t i = 20; i < 60; ++i) gz[i] = static_cast<char>(gz[i] ^ 0x5a);
   ReplayInfo info;
@@ -113,7 +106,7 @@ TEST(ReplayGzip, CorruptDataIsAnErrorNamingTheFile) {
 // The bug users hit: a copy stopped mid-timestamp ("... 0.7 17") parsed as
 // 17 s after 1970, stretching the window to 56 years.
 TEST(ReplayTruncated, LastLineCutMidTimestampIsIgnored) {
-  TempDir d;
+  gpulens::testing::TestDir d;
   std::string text = recording(50, false) + "gpu_utilization_ratio{gpu=\"0\"} 0.7 17";
   for (bool zipped : {false, true}) {
     ReplayInfo info;

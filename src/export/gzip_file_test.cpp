@@ -3,6 +3,8 @@
 #include "export/gzip_file.h"
 
 #include <gtest/gtest.h>
+
+#include "util/testing/temp_dir.h"
 #include <stdlib.h>
 #include <zlib.h>
 
@@ -24,18 +26,9 @@ std::string gunzip_file(const std::string& path) {
   return out;
 }
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string tmpl = testing::TempDir() + "/gzfile-XXXXXX";
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
-
 TEST(GzipFile, RoundTripsTextLargerThanItsBuffers) {
-  TempDir dir;
-  const std::string path = dir.path + "/rec.om.gz";
+  gpulens::testing::TestDir dir;
+  const std::string path = dir.path() + "/rec.om.gz";
   std::string text;
   for (int i = 0; text.size() < (3u << 20); ++i) {
     text += "gpu_power_watts{gpu=\"" + std::to_string(i % 8) + "\"} " + std::to_string(i * 0.37) + " " +
@@ -57,9 +50,9 @@ TEST(GzipFile, RoundTripsTextLargerThanItsBuffers) {
 }
 
 TEST(GzipFile, UnwritablePathIsAnError) {
-  TempDir dir;
+  gpulens::testing::TestDir dir;
   GzipFileBuf buf;
-  const Status s = buf.open(dir.path + "/no/such/dir/rec.om.gz");
+  const Status s = buf.open(dir.path() + "/no/such/dir/rec.om.gz");
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("no/such/dir/rec.om.gz"), std::string::npos) << s.message();
 }

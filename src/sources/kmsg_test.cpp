@@ -6,6 +6,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include "util/testing/temp_dir.h"
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -127,15 +129,6 @@ TEST(KmsgParse, EverythingElseIsNone) {
 
 // ---- the reader -------------------------------------------------------------
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string t = ::testing::TempDir() + "/kmsg.XXXXXX";
-    path = mkdtemp(t.data());
-  }
-  ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
-};
-
 void append(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::app | std::ios::binary);
   out << text;
@@ -178,8 +171,8 @@ struct KmsgRun {
 };
 
 TEST(KmsgSource, TailsFromTheEndAndReadsEveryFormat) {
-  TempDir d;
-  const std::string log = d.path + "/kmsg";
+  gpulens::testing::TestDir d;
+  const std::string log = d.path() + "/kmsg";
   append(log, "3,1,1,-;NVRM: Xid (PCI:0000:18:00): 48, pid=1, name=old, from the previous boot\n");
   KmsgRun r(log);
   ASSERT_TRUE(r.src->open(r.reg).is_ok());
@@ -217,8 +210,8 @@ TEST(KmsgSource, TailsFromTheEndAndReadsEveryFormat) {
 }
 
 TEST(KmsgSource, ReplayReadsWhatIsAlreadyThere) {
-  TempDir d;
-  const std::string log = d.path + "/kmsg";
+  gpulens::testing::TestDir d;
+  const std::string log = d.path() + "/kmsg";
   append(log, "3,1,1,-;NVRM: Xid (PCI:0000:18:00): 48, pid=1, name=old, DBE\n");
   KmsgRun r(log, true);
   ASSERT_TRUE(r.src->open(r.reg).is_ok());
@@ -226,8 +219,8 @@ TEST(KmsgSource, ReplayReadsWhatIsAlreadyThere) {
 }
 
 TEST(KmsgSource, PartialLinesWaitForTheirEnd) {
-  TempDir d;
-  const std::string log = d.path + "/kmsg";
+  gpulens::testing::TestDir d;
+  const std::string log = d.path() + "/kmsg";
   append(log, "");
   KmsgRun r(log);
   ASSERT_TRUE(r.src->open(r.reg).is_ok());
@@ -241,8 +234,8 @@ TEST(KmsgSource, PartialLinesWaitForTheirEnd) {
 }
 
 TEST(KmsgSource, MegabyteLinesAndBinaryGarbageAreSkipped) {
-  TempDir d;
-  const std::string log = d.path + "/kmsg";
+  gpulens::testing::TestDir d;
+  const std::string log = d.path() + "/kmsg";
   append(log, "");
   KmsgRun r(log);
   ASSERT_TRUE(r.src->open(r.reg).is_ok());
@@ -260,8 +253,8 @@ TEST(KmsgSource, MegabyteLinesAndBinaryGarbageAreSkipped) {
 }
 
 TEST(KmsgSource, RotationTruncationAndAVanishedLog) {
-  TempDir d;
-  const std::string log = d.path + "/kmsg";
+  gpulens::testing::TestDir d;
+  const std::string log = d.path() + "/kmsg";
   append(log, "unrelated\n");
   KmsgRun r(log);
   ASSERT_TRUE(r.src->open(r.reg).is_ok());
@@ -291,16 +284,16 @@ TEST(KmsgSource, RotationTruncationAndAVanishedLog) {
 }
 
 TEST(KmsgSource, MissingLogIsAClearError) {
-  TempDir d;
-  KmsgRun r(d.path + "/no-such-kmsg");
+  gpulens::testing::TestDir d;
+  KmsgRun r(d.path() + "/no-such-kmsg");
   Status s = r.src->open(r.reg);
   EXPECT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("no-such-kmsg"), std::string::npos) << s.message();
 }
 
 TEST(KmsgSource, FifoWithoutWriterNeverBlocks) {
-  TempDir d;
-  const std::string fifo = d.path + "/kmsg.fifo";
+  gpulens::testing::TestDir d;
+  const std::string fifo = d.path() + "/kmsg.fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   KmsgRun r(fifo);
   ASSERT_TRUE(r.src->open(r.reg).is_ok());  // no writer: open does not wait
@@ -325,8 +318,8 @@ TEST(KmsgSource, FifoWithoutWriterNeverBlocks) {
 // the driver's kernel-log line, which the kmsg source reads: counted once,
 // with the driver's text.
 TEST(KmsgSource, SimulatorXid79GoesThroughTheKernelLog) {
-  TempDir d;
-  const std::string log = d.path + "/kmsg";
+  gpulens::testing::TestDir d;
+  const std::string log = d.path() + "/kmsg";
   append(log, "");
   SeriesRegistry reg;
   SourceOptions o;
@@ -378,17 +371,17 @@ TEST(KmsgSource, SimulatorXid79GoesThroughTheKernelLog) {
 // once; the kernel log's XID 79 on the same GPU (never an NVML event) and a
 // bus NVML does not list count too.
 TEST(KmsgSource, SharesOneCountWithTheNvmlStandIn) {
-  TempDir d;
-  const std::string script = d.path + "/nvml.txt";
+  gpulens::testing::TestDir d;
+  const std::string script = d.path() + "/nvml.txt";
   std::ofstream(script) << "gpu 0 gpm=off pci=00000000:18:00.0\ngpu 1 gpm=off pci=00000000:B7:00.0\n"
                            "xid 0 13\nvalue 1 recovery_action 2\n";
   setenv("GPULENS_FAKE_NVML_SCRIPT", script.c_str(), 1);
-  const std::string log = d.path + "/kmsg";
+  const std::string log = d.path() + "/kmsg";
   append(log, "");
   SeriesRegistry reg;
   SourceOptions o;
   o.nvml.library = GPULENS_FAKE_NVML;
-  o.nvml.sys_root = o.nvml.proc_root = o.nvml.kubelet_root = d.path;
+  o.nvml.sys_root = o.nvml.proc_root = o.nvml.kubelet_root = d.path();
   o.nvml.xid_wait_ms = 20;
   o.kmsg.path = log;
   NvmlSource nvml(o.nvml, o.xids);
