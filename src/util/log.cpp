@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "util/duration.h"
+#include "util/utf8.h"
 
 namespace gpulens::log {
 namespace {
@@ -41,24 +42,49 @@ const char* level_name(Level l) {
 bool plain(std::string_view v) {
   if (v.empty()) return false;
   for (char c : v) {
-    if (c == ' ' || c == '"' || c == '=' || c == '\\' || static_cast<unsigned char>(c) < 0x20) return false;
+    const auto u = static_cast<unsigned char>(c);
+    if (c == ' ' || c == '"' || c == '=' || c == '\\' || u < 0x20 || u >= 0x7f) return false;
   }
   return true;
 }
 
+void escape_code_point(std::string& out, uint32_t cp) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+  out += buf;
+}
+
+// Escapes a value for a quoted logfmt or JSON string. Values come from
+// outside (a pushed label, a scrape target's page, a trace), so nothing that
+// drives a terminal or breaks a log pipeline passes: C0, DEL, C1 controls
+// and the bidirectional overrides become \uXXXX; bytes that are not UTF-8
+// become U+FFFD.
 void escape(std::string& out, std::string_view v) {
-  for (char c : v) {
+  for (size_t i = 0; i < v.size();) {
+    const char c = v[i];
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
-    } else if (c == '\n') {
+      ++i;
+      continue;
+    }
+    if (c == '\n') {
       out += "\\n";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    const size_t n = utf8_sequence(v, i, cp);
+    if (n == 0) {
+      out += kReplacementChar;
+      ++i;
+    } else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+               (cp >= 0x2066 && cp <= 0x2069)) {
+      escape_code_point(out, cp);
+      i += n;
     } else {
-      out += c;
+      out.append(v.substr(i, n));
+      i += n;
     }
   }
 }

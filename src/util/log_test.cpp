@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "util/utf8.h"
+
 namespace gpulens::log {
 namespace {
 
@@ -38,6 +40,25 @@ TEST(Log, JsonLine) {
   EXPECT_NE(c.lines[0].find("\"level\":\"debug\",\"event\":\"config\",\"listen\":\"127.0.0.1:9400\"}"),
             std::string::npos)
       << c.lines[0];
+}
+
+// A value from outside (a pushed label, a scraped page) never reaches the
+// log raw: no escape sequence, C1 control, bidi override or invalid UTF-8,
+// in either format; printable UTF-8 passes unchanged.
+TEST(Log, OutsideTextIsEscapedInBothFormats) {
+  const std::string hostile = "a\x1b]0;owned\x07" "b\xc2\x9b" "2J\xe2\x80\xae" "c\x7f\xff\xc0\xaf\xc3\xa9";
+  for (Format f : {Format::kText, Format::kJson}) {
+    Captured c;
+    configure({.level = Level::kInfo, .format = f});
+    warn("bad_label", {{"value", hostile}});
+    ASSERT_EQ(c.lines.size(), 1u);
+    const std::string& line = c.lines[0];
+    EXPECT_NE(line.find("a\\u001b]0;owned\\u0007b\\u009b2J\\u202ec\\u007f\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xc3\xa9"),
+              std::string::npos)
+        << line;
+    for (unsigned char ch : line) EXPECT_TRUE(ch >= 0x20 && ch != 0x7f) << line;
+    EXPECT_TRUE(valid_utf8(line)) << line;
+  }
 }
 
 TEST(Log, RateLimitedPerEventAndKeyWithSuppressedCount) {
