@@ -12,6 +12,11 @@ on loopback and, for DURATION, at the same time:
     for even ones, OTLP JSON for odd ones), and exits after 30 s; every
     other group is DELETEd when its process exits, the rest are dropped by
     the agent's pid check;
+  * label churn: a group PUT every second whose CHURN_SERIES series
+    (--churn-series, 200) all take new `pool` label values at every push,
+    so the agent must give the history of replaced series back and refuse
+    what is beyond the series budget with 429 (the RSS cap of --check holds
+    it to that);
   * polls the API the web page polls: every 5 s its overview (/api/v1/current,
     /api/v1/findings, 5 minutes of history of four series), every 30 s a GPU
     page (30 minutes of its layer series);
@@ -152,6 +157,7 @@ class Load:
         self.uuids = []
         self.children = []  # (Popen, protocol, deletes)
         self.history_s = 3600
+        self.churn_series = 0
 
     def range(self, want_s):
         """A history range the page would ask for: want_s, or the whole history if shorter."""
@@ -291,6 +297,39 @@ class Load:
             p.kill()
             p.wait()
 
+    # Label churn: one group PUT every second whose series take new `pool`
+    # values at every push, so every push replaces churn_series series by new
+    # ones; the agent must give the replaced series' history back.
+    def label_churn(self):
+        conn = [self.fresh()]
+        state = {"push": 0}
+
+        def one():
+            state["push"] += 1
+            n = state["push"]
+            lines = ["# TYPE gpu_allocator_external_fragmentation_ratio gauge\n"]
+            for i in range(self.churn_series):
+                lines.append(f'gpu_allocator_external_fragmentation_ratio{{gpu_uuid="{self.uuids[i % len(self.uuids)]}",'
+                             f'pool="churn{n}_{i}"}} {random.random():.3f}\n')
+            try:
+                status, data = self.request(conn[0], "PUT", f"/metrics/job/soak_churn/pid/{os.getpid()}",
+                                            "".join(lines).encode(), {"Content-Type": "text/plain; version=0.0.4"})
+                if status == 429 and b"push.max_series" in data:
+                    self.stats.ok("churn_refused")  # the budget at work: expected once it is full
+                elif status not in (200, 202):
+                    self.stats.error("push", f"label churn: status {status}: {data[:200]!r}")
+                else:
+                    self.stats.ok("push")
+                    self.stats.ok("churned_series")
+            except (OSError, http.client.HTTPException) as e:
+                self.stats.error("push", "label churn: " + repr(e))
+                conn[0].close()
+                conn[0] = self.fresh()
+
+        if self.churn_series > 0:
+            self.every(1.0, one)
+        conn[0].close()
+
     # What the web page fetches: its overview every 5 s, a GPU page every 30 s.
     def web(self):
         conn = [self.fresh()]
@@ -413,6 +452,8 @@ def main():
     ap.add_argument("--csv", default="soak.csv")
     ap.add_argument("--svg")
     ap.add_argument("--check", action="store_true", help="exit 1 unless the bounds hold (see above)")
+    ap.add_argument("--churn-series", type=int, default=200,
+                    help="series of the label-churn group, all new at every push (0: no churn phase)")
     ap.add_argument("--rss-cap", type=float, default=256, help="MiB the agent's peak RSS must stay under (--check)")
     args = ap.parse_args()
     duration, sample, restart = seconds(args.duration), seconds(args.sample), seconds(args.restart)
@@ -452,7 +493,8 @@ def main():
         load = Load(port, stats, stop)
         load.uuids = [g["uuid"] for g in cur["gpus"]]
         load.history_s = seconds(args.history)
-        for fn in (load.scraper, load.gzip_scraper, load.pusher, load.churn, load.web):
+        load.churn_series = args.churn_series
+        for fn in (load.scraper, load.gzip_scraper, load.pusher, load.churn, load.label_churn, load.web):
             t = threading.Thread(target=fn, daemon=True)
             t.start()
             threads.append(t)
@@ -525,6 +567,8 @@ def main():
         peak = proc.status_kib("VmHWM") / 1024
         print(f"soak: {total_s / 60:.1f} min, {count.get('scrape', 0)} scrapes, {count.get('push', 0)} pushes, "
               f"{count.get('poll', 0)} polls, {count.get('processes', 0)} processes came and went, "
+              f"{count.get('churned_series', 0) * args.churn_series} label-churn series taken "
+              f"({count.get('churn_refused', 0)} churn pushes refused for the budget), "
               f"{restarts} receiver restarts")
         print(f"soak: agent CPU {cpu_total / total_s * 100:.1f} % of one core on average; RSS first row "
               f"{rows[0]['rss_mib'] if rows else 0:.1f} MiB, last {rows[-1]['rss_mib'] if rows else 0:.1f} MiB, "
@@ -549,6 +593,8 @@ def main():
                 failures.append("remote_write delivered nothing")
             if not count.get("processes", 0):
                 failures.append("no pushed process came and went")
+            if args.churn_series > 0 and not count.get("churned_series", 0):
+                failures.append("no label-churn push was taken")
     finally:
         stop.set()
         agent.terminate()

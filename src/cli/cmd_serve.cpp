@@ -72,6 +72,12 @@ struct ServeFlags {
     if (dcgm || !dcgm_naming.empty()) config->dcgm_names = true;
     if (push) config->push.enabled = true;
     if (auto problems = validate(*config); !problems.empty()) return invalid_argument(problems.front());
+    if (std::string lowered = fit_series_budgets(*config); !lowered.empty()) {
+      log::info("series_budgets_lowered",
+                {{"lowered", lowered},
+                 {"why", "the history of series from outside must fit outside_history_bytes (" +
+                             std::to_string(config->outside_history_bytes) + ") at this interval and history"}});
+    }
     return config;
   }
 };

@@ -470,4 +470,28 @@ std::string keys_markdown() {
   return o.str();
 }
 
+std::string fit_series_budgets(AgentConfig& c) {
+  // One series from outside: its history ring (a float a record) and about
+  // 1.1 KB of registry, store, push or scrape state and page text
+  // (docs/limits.md, "Memory at the budget").
+  const double records = static_cast<double>(c.history_ms) / static_cast<double>(std::max<int64_t>(c.interval_ms, 1));
+  const double per_series = records * 4 + 1100;
+  const double wanted = static_cast<double>(c.push.max_series + c.source.scrape.max_series_total) * per_series;
+  if (wanted <= static_cast<double>(c.outside_history_bytes)) return "";
+  const double f = static_cast<double>(c.outside_history_bytes) / wanted;
+  std::string changed;
+  for (auto [key, v] : {std::pair{"push.max_series", &c.push.max_series},
+                        std::pair{"push.max_series_per_job", &c.push.max_series_per_job},
+                        std::pair{"push.max_series_per_group", &c.push.max_series_per_group},
+                        std::pair{"source.scrape.max_series", &c.source.scrape.max_series},
+                        std::pair{"source.scrape.max_series_total", &c.source.scrape.max_series_total}}) {
+    const int64_t lowered = std::max<int64_t>(16, static_cast<int64_t>(static_cast<double>(*v) * f));
+    if (lowered >= *v) continue;
+    if (!changed.empty()) changed += ", ";
+    changed += std::string(key) + " " + std::to_string(*v) + " -> " + std::to_string(lowered);
+    *v = lowered;
+  }
+  return changed;
+}
+
 }  // namespace gpulens::cli

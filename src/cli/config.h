@@ -87,6 +87,7 @@ struct AgentConfig {
   std::string listen = "127.0.0.1:9400";
   int64_t interval_ms = 1000;
   int64_t history_ms = 3600 * 1000;
+  int64_t outside_history_bytes = 128 << 20;  // history of pushed and scraped series (fit_series_budgets)
   std::vector<std::string> sources = {"nvml", "host"};
   bool dcgm_names = false;
   std::string dcgm_naming = "classic";  // classic or 4.9: the DCGM names written
@@ -150,6 +151,12 @@ Status set_key(AgentConfig& config, const std::string& key, const std::string& t
 // Cross-key checks (interval vs history, known sources, the scenario loads).
 // Empty when fine.
 std::vector<std::string> validate(const AgentConfig& config);
+// Lowers the series budgets of pushes and scrape targets (push.max_series*,
+// source.scrape.max_series*) in proportion until the history their series
+// may hold fits outside_history_bytes at this interval and history: at the
+// defaults (1 s, 1 h) they fit as set; at 100 ms an hour costs ten times
+// as much a series. Returns what it lowered, "" when nothing.
+std::string fit_series_budgets(AgentConfig& config);
 // The complete effective configuration as YAML, for check-config.
 std::string to_yaml(const AgentConfig& config);
 // The key reference (markdown table) that docs/config.md carries.

@@ -181,6 +181,10 @@ std::vector<ConfigKey> agent_keys() {
       key("interval", kDuration, FIELD(interval_ms), "sampling interval", {.min = 100, .max = kHour, .flag = "--interval"}),
       key("history", kDuration, FIELD(history_ms), "how much history to keep in memory (for diagnosis)",
           {.min = 1000, .max = 30 * 24 * kHour, .flag = "--history"}),
+      key("outside_history_bytes", kInteger, FIELD(outside_history_bytes),
+          "memory the history of pushed and scraped series may take; at a finer interval or a longer history the "
+          "push and scrape series budgets are lowered to fit it (docs/limits.md)",
+          {.min = 1 << 20, .max = 1LL << 40}),
       key("sources", kList, FIELD(sources), "sources to run; without a GPU ask for the simulator with [sim]",
           {.choices = source_names(), .flag = "--source"}),
       key("dcgm_names", kBool, FIELD(dcgm_names), "also export dcgm-exporter's DCGM_FI_* names and labels",

@@ -144,5 +144,39 @@ TEST(Config, EveryKeyHasHelpAndAKeysTableRow) {
   }
 }
 
+// The series budgets of pushes and scrape targets hold at the defaults (an
+// hour at 1 s fits the 128 MiB of outside history) and are lowered in
+// proportion where a finer interval makes each series dearer.
+TEST(Config, SeriesBudgetsFitTheOutsideHistory) {
+  AgentConfig c;
+  EXPECT_EQ(fit_series_budgets(c), "");
+  EXPECT_EQ(c.push.max_series, 4096);
+  EXPECT_EQ(c.source.scrape.max_series_total, 4096);
+
+  c.interval_ms = 100;  // 36,000 records a series: ten times the memory
+  const std::string lowered = fit_series_budgets(c);
+  EXPECT_NE(lowered.find("push.max_series 4096 -> "), std::string::npos) << lowered;
+  const double per_series = 36000.0 * 4 + 1100;
+  const double held = static_cast<double>(c.push.max_series + c.source.scrape.max_series_total) * per_series;
+  EXPECT_LE(held, static_cast<double>(c.outside_history_bytes));
+  EXPECT_GT(held, 0.95 * static_cast<double>(c.outside_history_bytes));  // lowered no more than needed
+  EXPECT_EQ(c.push.max_series, 462);  // as docs/limits.md says
+  EXPECT_EQ(c.push.max_series_per_job, c.push.max_series / 2);  // in proportion
+  EXPECT_EQ(fit_series_budgets(c), "");  // and then it fits
+
+  AgentConfig roomy;
+  roomy.interval_ms = 100;
+  roomy.outside_history_bytes = int64_t{2} << 30;
+  EXPECT_EQ(fit_series_budgets(roomy), "");
+  EXPECT_EQ(roomy.push.max_series, 4096);
+
+  AgentConfig tiny;  // never below 16 series
+  tiny.outside_history_bytes = 1 << 20;
+  tiny.history_ms = 30LL * 24 * 3600 * 1000;
+  fit_series_budgets(tiny);
+  EXPECT_EQ(tiny.push.max_series, 16);
+  EXPECT_EQ(tiny.source.scrape.max_series, 16);
+}
+
 }  // namespace
 }  // namespace gpulens::cli
