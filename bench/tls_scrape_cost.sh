@@ -33,6 +33,7 @@ ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 p1=$(port); p2=$(port); p3=$(port)
 a1=$(start "$p1"); a2=$(start "$p2" --web-config-file tls.yml); a3=$(start "$p3" --web-config-file auth.yml)
+pids+=("$a1" "$a2" "$a3")  # start runs in a subshell: its pids+= is lost
 sleep 3
 curl_opts=(-s -o /dev/null --cacert server.crt)
 # A curl config: N transfers of one URL over one connection, bodies discarded.
