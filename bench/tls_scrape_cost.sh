@@ -4,11 +4,14 @@
 # machine, interleaved), as Prometheus scrapes: one kept-alive connection.
 # Also TLS with a new connection (a full handshake) per scrape. CPU is the
 # agent's utime+stime from /proc/PID/stat over the scrapes, minus the same
-# agent's idle CPU over the same wall time measured just before.
+# agent's idle CPU over the same wall time measured just before (CPU from
+# the threads' schedstat, in nanoseconds).
 #
 #   bench/tls_scrape_cost.sh build/release/gpulens [SCRAPES]   # default 5000 (500 with handshakes)
 # The first round's basic-auth case includes the one bcrypt run (cost 10)
 # of the first request; later scrapes hit the credential cache.
+# ENCODING=gzip sends "Accept-Encoding: gzip" with every scrape, as
+# Prometheus does (the agent answers from its cached gzip page).
 set -euo pipefail
 GPULENS=$(realpath "$1")
 N=${2:-5000}            # scrapes per kept-alive case
@@ -29,13 +32,17 @@ start() {  # port args...
   pids+=($!)
   echo $!
 }
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
+# CPU time in nanoseconds, summed over the agent's threads (schedstat's
+# first field): /proc/PID/stat's ticks are 10 ms, too coarse for a few
+# thousand scrapes of a cached page.
+ticks() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%d\n", s}'; }
+hz=1000000000
 p1=$(port); p2=$(port); p3=$(port)
 a1=$(start "$p1"); a2=$(start "$p2" --web-config-file tls.yml); a3=$(start "$p3" --web-config-file auth.yml)
 pids+=("$a1" "$a2" "$a3")  # start runs in a subshell: its pids+= is lost
 sleep 3
 curl_opts=(-s -o /dev/null --cacert server.crt)
+[[ -z "${ENCODING:-}" ]] || curl_opts+=(-H "Accept-Encoding: $ENCODING")
 # A curl config: N transfers of one URL over one connection, bodies discarded.
 urls() { for _ in $(seq "$N"); do printf 'url = "%s"\noutput = "/dev/null"\n' "$1"; done; }
 urls "http://127.0.0.1:$p1/metrics" >plain.txt
@@ -60,5 +67,5 @@ for round in 1 2; do
   measure "plain HTTP, keep-alive" "$a1" curl "${curl_opts[@]}" -K plain.txt
   measure "TLS, keep-alive" "$a2" curl "${curl_opts[@]}" -K tls.txt
   measure "TLS + basic auth, keep-alive" "$a3" curl "${curl_opts[@]}" -u u:pw -K auth.txt
-  N=$H measure "TLS, handshake per scrape" "$a2" bash -c "for i in \$(seq $H); do curl ${curl_opts[*]} https://localhost:$p2/metrics; done"
+  N=$H measure "TLS, handshake per scrape" "$a2" bash -c "for i in \$(seq $H); do curl $(printf '%q ' "${curl_opts[@]}") https://localhost:$p2/metrics; done"
 done

@@ -37,6 +37,12 @@ namespace {
 constexpr int64_t kLingerMs = 2000;          // reading and discarding after an error answer
 constexpr size_t kLingerDiscardBytes = 1 << 20;
 constexpr size_t kReadChunk = 16 * 1024;
+constexpr size_t kTlsRecord = 16 * 1024;  // the largest TLS record's payload
+
+void set_cork(int fd, bool on) {
+  const int v = on ? 1 : 0;
+  setsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, sizeof v);
+}
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -642,8 +648,9 @@ void HttpServer::run() {
     }
   };
 
+  std::string tls_gather;  // reused: the first record of a TLS response
   // Writes what the socket takes; false when the connection should close now.
-  auto flush = [&](Conn& c, int64_t now) -> bool {
+  auto flush_out = [&](Conn& c, int64_t now) -> bool {
     while (c.pending() > 0) {
       ssize_t w;
       if (!c.ssl) {
@@ -655,7 +662,21 @@ void HttpServer::run() {
         w = sendmsg(c.fd, &m, MSG_NOSIGNAL);
         if (w < 0) w = errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2;
       } else {
-        const std::string_view f = c.out.front();
+        // A response head is its own small chunk: sent alone it would be a
+        // TLS record and a write(2) of its own. The head and the start of
+        // the body go out as one full record instead (a gzip page often
+        // fits in it whole). A retry after WANT_WRITE gathers the same bytes.
+        std::string_view f = c.out.front();
+        if (f.size() < kTlsRecord && c.pending() > f.size()) {
+          iovec iov[16];
+          const int n = c.out.gather(iov, 16);
+          tls_gather.clear();
+          for (int i = 0; i < n && tls_gather.size() < kTlsRecord; ++i) {
+            const size_t take = std::min(iov[i].iov_len, kTlsRecord - tls_gather.size());
+            tls_gather.append(static_cast<const char*>(iov[i].iov_base), take);
+          }
+          f = tls_gather;
+        }
         w = conn_send(c, f.data(), f.size());
       }
       if (w == -1) return true;
@@ -676,6 +697,17 @@ void HttpServer::run() {
       }
     }
     return true;
+  };
+
+  // TLS writes one record (16 KiB) per write(2). Corked, the kernel sends a
+  // page's records as full segments once, not one small segment per record:
+  // on loopback that halves the kernel's share of a TLS scrape.
+  auto flush = [&](Conn& c, int64_t now) -> bool {
+    const bool cork = c.ssl != nullptr && c.pending() > kReadChunk;
+    if (cork) set_cork(c.fd, true);
+    const bool ok = flush_out(c, now);
+    if (cork) set_cork(c.fd, false);
+    return ok;
   };
 
   // Answers and writes until the socket is full or nothing more can be
