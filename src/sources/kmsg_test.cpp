@@ -9,6 +9,7 @@
 
 #include "util/testing/temp_dir.h"
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -289,6 +290,31 @@ TEST(KmsgSource, MissingLogIsAClearError) {
   Status s = r.src->open(r.reg);
   EXPECT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("no-such-kmsg"), std::string::npos) << s.message();
+}
+
+// A kernel log the agent may not read is "not applicable" with the reason and
+// the privilege it needs: the agent says so once at start and goes on.
+TEST(KmsgSource, UnreadableLogIsNotApplicableWithThePrivilegeItNeeds) {
+  gpulens::testing::TestDir d;
+  const std::string log = d.path() + "/kmsg";
+  append(log, "NVRM: Xid (PCI:0000:18:00): 13, pid=1\n");
+  ASSERT_EQ(chmod(log.c_str(), 0), 0);
+  ASSERT_EQ(chmod(d.path().c_str(), 0755), 0);
+  // Root reads a mode-0 file anyway: the check runs in a child as nobody.
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(3);
+    KmsgRun r(log);
+    const Status s = r.src->open(r.reg);
+    if (s.code() != Code::kNotApplicable) _exit(1);
+    const bool named = s.message().find(log) != std::string::npos && s.message().find("CAP_SYSLOG") != std::string::npos;
+    _exit(named ? 0 : 2);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: not kNotApplicable, 2: message without the path or CAP_SYSLOG, 3: setuid";
 }
 
 TEST(KmsgSource, FifoWithoutWriterNeverBlocks) {
