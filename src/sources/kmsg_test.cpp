@@ -253,6 +253,24 @@ TEST(KmsgSource, MegabyteLinesAndBinaryGarbageAreSkipped) {
   EXPECT_EQ(v["gpu_xid_errors_total{00000000:18:00.0|xid=\"31\"}"], 1);
 }
 
+TEST(KmsgSource, NulBytesAndNumbersBeyondRangeDoNotBreakTheLine) {
+  gpulens::testing::TestDir d;
+  const std::string log = d.path() + "/kmsg";
+  append(log, "");
+  KmsgRun r(log);
+  ASSERT_TRUE(r.src->open(r.reg).is_ok());
+  const std::string nul(1, '\0');
+  append(log, "NVRM: Xid (PCI:0000:18:00): 13, pid=1, a" + nul + "b\n" +
+                  "NVRM: Xid (PCI:0000:18:00): 99999999999999999999999, beyond long long\n" + nul + nul + nul +
+                  "\nNVRM: Xid (PCI:0000:18:00): 31, after the NULs\n");
+  const auto v = r.sample();
+  EXPECT_EQ(v.at("gpu_xid_errors_total{00000000:18:00.0|xid=\"13\"}"), 1);
+  EXPECT_EQ(v.at("gpu_xid_errors_total{00000000:18:00.0|xid=\"31\"}"), 1);
+  size_t codes = 0;
+  for (const auto& [k, val] : v) codes += k.starts_with("gpu_xid_errors_total{") ? 1 : 0;
+  EXPECT_EQ(codes, 2u);  // the out-of-range code is no XID
+}
+
 TEST(KmsgSource, RotationTruncationAndAVanishedLog) {
   gpulens::testing::TestDir d;
   const std::string log = d.path() + "/kmsg";
