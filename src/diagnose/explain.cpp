@@ -149,18 +149,44 @@ std::vector<std::vector<std::string>> jobs_of(const HostSignals& host) {
   return jobs;
 }
 
+namespace {
+
+// A GPU NVML never reported in the window (no utilisation sample) whose
+// failure the kernel log told: the kmsg source's own index for a bus NVML
+// does not list.
+bool kernel_log_only_failure(const GpuSignals& g) {
+  return g.job.empty() && g.sig(GpuSig::kGpuUtil).empty() && g.sig(GpuSig::kSmActive).empty() &&
+         first_fatal_fault_ms(g) != INT64_MAX;
+}
+
+}  // namespace
+
 std::vector<JobGroup> job_groups(const SignalSet& set) {
   std::map<std::string, JobGroup> by_id, by_host;  // real job ids first, then the hosts' jobs
   for (size_t h = 0; h < set.hosts.size(); ++h) {
     const HostSignals& host = set.hosts[h];
+    std::set<std::string> ids;
     for (const GpuSignals& g : host.gpus) {
       if (g.job.empty()) continue;
+      ids.insert(g.job);
       JobGroup& j = by_id[g.job];
       j.job = g.job;
       if (j.source.empty()) j.source = g.job_source.empty() ? "environment" : g.job_source;
       j.gpus.emplace_back(h, g.index);
     }
-    const auto local = jobs_of(host);
+    // A lost GPU only the kernel log knows served the host's one job: NVML
+    // lost it before it could name the job. With two jobs it is unknown which.
+    std::set<std::string> adopted;
+    if (ids.size() == 1) {
+      for (const GpuSignals& g : host.gpus) {
+        if (!kernel_log_only_failure(g)) continue;
+        by_id[*ids.begin()].gpus.emplace_back(h, g.index);
+        adopted.insert(g.index);
+      }
+    }
+    auto local = jobs_of(host);
+    for (auto& grp : local) std::erase_if(grp, [&](const std::string& i) { return adopted.contains(i); });
+    std::erase_if(local, [](const std::vector<std::string>& grp) { return grp.empty(); });
     for (size_t k = 0; k < local.size(); ++k) {
       // The host's job is named by the host; a multi-GPU process's job by
       // the host and its GPUs.

@@ -30,8 +30,10 @@
 // it across hosts; the other GPUs of a host form one job per host, except
 // that a process driving several GPUs (host_gpu_process_affinity_info) keeps
 // its GPUs as a job of their own. One process per GPU (DDP, torchrun) does
-// not split the host. Where the condition does not hold the symptom stands
-// alone (a saturated full-speed link is host_transfer, full memory without
+// not split the host. A GPU seen only in the kernel log (no utilisation, no
+// job information: it fell off the bus before NVML could list it) that failed
+// joins the job of its host's other GPUs when they run exactly one. Where the
+// condition does not hold the symptom stands alone (a saturated full-speed link is host_transfer, full memory without
 // fragmentation is memory_pressure).
 //
 // Within a job the root is the GPU that failed first (hardware_errors), else

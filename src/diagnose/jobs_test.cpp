@@ -273,6 +273,109 @@ TEST(Jobs, ALostGpuDoesNotExplainAnotherJobOnTheSameHost) {
   EXPECT_TRUE(other.notes.empty());
 }
 
+// A GPU that fell off the bus before NVML could list it, seen only in the
+// kernel log (the kmsg source): an index of its own, no utilisation, no job
+// information, gpu_up 0 and XID 79 from the moment the log says so.
+GpuSignals kernel_log_only(const std::string& index, int at) {
+  GpuSignals g;
+  g.index = index;
+  Series up, xid;
+  for (int i = at; i < kPoints; ++i) {
+    up.push_back({i * kStep, 0});
+    xid.push_back({i * kStep, 79});
+  }
+  g.sig(GpuSig::kGpuUp) = up;
+  g.sig(GpuSig::kLastXid) = xid;
+  return g;
+}
+
+TEST(Jobs, AGpuSeenOnlyInTheKernelLogIsTheRootOfTheJobOnItsHost) {
+  std::vector<GpuSignals> gpus;
+  for (int i = 0; i < 7; ++i) {
+    gpus.push_back(busy_gpu(std::to_string(i), "81234", "slurm"));
+    stalled_from(gpus.back(), kFault);
+  }
+  gpus.push_back(kernel_log_only("7", kFault));
+  const Report r = run({host("trn-k01", gpus)});
+  const std::string text = report_text(r, false);
+  ASSERT_EQ(r.jobs.size(), 1u) << text;  // no job of its own for the lost GPU
+  EXPECT_EQ(r.jobs[0].job, "81234");
+  EXPECT_EQ(r.jobs[0].gpus.size(), 8u);
+  EXPECT_EQ(r.jobs[0].gpus.back(), "trn-k01/7");
+  ASSERT_TRUE(r.jobs[0].has_root) << text;
+  EXPECT_EQ(r.jobs[0].root.gpu, "7");
+  EXPECT_EQ(r.jobs[0].root.cause, "hardware_errors");
+  EXPECT_EQ(r.jobs[0].root.since_ms, kFault * kStep);
+  for (size_t g = 0; g < 7; ++g) {
+    const GpuReport& peer = gpu(r, 0, g);
+    ASSERT_FALSE(peer.findings.empty()) << text;
+    for (const Finding& f : peer.findings) {
+      EXPECT_EQ(f.explained_by.cause, "hardware_errors") << "GPU " << g << " " << f.cause << "\n" << text;
+      EXPECT_EQ(f.explained_by.gpu, "7");
+    }
+  }
+  const GpuReport& lost = gpu(r, 0, 7);
+  ASSERT_FALSE(lost.findings.empty()) << text;
+  EXPECT_EQ(lost.findings[0].cause, "hardware_errors");
+}
+
+TEST(Jobs, AKernelLogOnlyGpuOnAHostOfTwoJobsJoinsNeither) {
+  std::vector<GpuSignals> gpus;
+  for (int i = 0; i < 4; ++i) {
+    gpus.push_back(busy_gpu(std::to_string(i), i < 2 ? "job-a" : "job-b", "kubernetes"));
+    stalled_from(gpus.back(), kFault);
+  }
+  gpus.push_back(kernel_log_only("4", kFault));
+  const Report r = run({host("n1", gpus)});
+  const std::string text = report_text(r, false);
+  for (const JobReport& j : r.jobs) {
+    if (j.job == "job-a" || j.job == "job-b") {
+      EXPECT_FALSE(j.has_root) << j.job << "\n" << text;  // which job it served is unknown
+      EXPECT_EQ(j.gpus.size(), 2u);
+    }
+  }
+  EXPECT_TRUE(gpu(r, 0, 0).findings.at(0).explained_by.cause.empty()) << text;
+}
+
+// The same through the series the agent exports: the kmsg source's GPU
+// carries gpu_up, gpu_last_xid and gpu_info with its PCI bus id only.
+TEST(Jobs, AKernelLogOnlyGpuInARecordingIsTheRootOfTheJob) {
+  SignalSetBuilder b;
+  for (int i = 0; i < 3; ++i) {
+    const std::string idx = std::to_string(i);
+    const LabelPair g[] = {{"gpu", idx}, {"hostname", "trn-k01"}};
+    const LabelPair info[] = {{"gpu", idx}, {"hostname", "trn-k01"}, {"job_id", "81234"}, {"source", "slurm"}};
+    b.add("gpu_utilization_ratio", g, steps(0.95, 1.0, kFault));
+    b.add("gpu_sm_active_ratio", g, steps(0.85, 0.02, kFault));
+    b.add("gpu_sm_occupancy_ratio", g, steps(0.5, 0.011, kFault));
+    b.add("gpu_memory_used_bytes", g, flat(60e9));
+    b.add("gpu_memory_free_bytes", g, flat(20e9));
+    b.add("gpu_up", g, flat(1));
+    b.add("gpu_job_info", info, flat(1));
+  }
+  const LabelPair lost[] = {{"gpu", "3"}, {"hostname", "trn-k01"}};
+  const LabelPair lost_info[] = {{"gpu", "3"}, {"hostname", "trn-k01"}, {"pci_bus_id", "00000000:3B:00.0"}};
+  Series up, xid;
+  for (int i = kFault; i < kPoints; ++i) {
+    up.push_back({i * kStep, 0});
+    xid.push_back({i * kStep, 79});
+  }
+  b.add("gpu_up", lost, up);
+  b.add("gpu_last_xid", lost, xid);
+  b.add("gpu_info", lost_info, up);
+  SignalSet set = b.build();
+  set.to_ms = (kPoints - 1) * kStep;
+  const Report r = diagnose(set, {});
+  const std::string text = report_text(r, false);
+  ASSERT_EQ(r.jobs.size(), 1u) << text;
+  ASSERT_TRUE(r.jobs[0].has_root) << text;
+  EXPECT_EQ(r.jobs[0].root.gpu, "3");
+  const GpuReport& peer = gpu(r, 0, 0);
+  ASSERT_FALSE(peer.findings.empty()) << text;
+  EXPECT_EQ(peer.findings[0].explained_by.gpu, "3") << text;
+  EXPECT_NE(text.find("waiting for GPU 3 of trn-k01 (hardware_errors)"), std::string::npos) << text;
+}
+
 void throttled(GpuSignals& g) {
   g.sig(GpuSig::kThermalThrottle) = flat(1);
   g.sig(GpuSig::kSmClock) = flat(1.2e9);

@@ -194,6 +194,15 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
      "PCIe AER errors the kernel logged for the GPU (label severity: corrected, nonfatal, fatal)."},
     {FieldId::kNvswitchSxidErrors, "nvswitch_sxid_errors_total", kCounter, "", kHealth, kNode,
      "NVSwitch SXid errors from the kernel log (labels nvswitch: its PCI bus id, sxid, severity)."},
+    {FieldId::kGpuNvlinkRecoveries, "gpu_nvlink_link_recoveries_total", kCounter, "", kHealth, kGpu,
+     "NVLink recoveries by outcome, all links (label result: successful, the link came back up; failed, the link "
+     "was declared down). NVLink5 (Blackwell) with CUDA 12.6+ drivers; absent elsewhere."},
+    {FieldId::kGpuNvlinkRecoveryEvents, "gpu_nvlink_link_recovery_events_total", kCounter, "", kHealth, kGpu,
+     "Times an NVLink link went from up into recovery, whatever the outcome, all links (NVLink5, CUDA 12.6+ "
+     "drivers; absent elsewhere)."},
+    {FieldId::kGpuRepairPending, "gpu_repair_pending", kGauge, "", kHealth, kGpu,
+     "1 when the driver holds a repair pending (label repair: channel, a memory channel; tpc, a TPC), from "
+     "nvmlDeviceGetRepairStatus (drivers 580+; absent on older ones)."},
     // ---- MIG instances -------------------------------------------------
     {FieldId::kGpuMigMode, "gpu_mig_mode", kGauge, "", kHealth, kGpu,
      "1 when MIG mode is enabled (label state: current, or pending until the next GPU reset)."},
@@ -375,6 +384,15 @@ constexpr DcgmRow kDcgm[] = {
      "Whether remapping of rows has failed", true},
     {"DCGM_FI_DEV_ROW_REMAP_PENDING", 396, kGauge, kInt, F::kGpuRowRemapPending, 1.0, {},
      "Whether remapping of rows is pending", false},
+    // NVLink5 recovery counts (NVML fields 213-215, summed over the links).
+    {"DCGM_FI_DEV_NVLINK_RECOVERY_SUCCESSFUL_TOTAL", 1211, kCounter, kInt, F::kGpuNvlinkRecoveries, 1.0,
+     "result=\"successful\"", "Number of times link went from Up to recovery, succeeded and link came back up",
+     false},
+    {"DCGM_FI_DEV_NVLINK_RECOVERY_FAILED_TOTAL", 1212, kCounter, kInt, F::kGpuNvlinkRecoveries, 1.0,
+     "result=\"failed\"", "Number of times link went from Up to recovery, failed and link was declared down",
+     false},
+    {"DCGM_FI_DEV_NVLINK_RECOVERY_EVENT_TOTAL", 1213, kCounter, kInt, F::kGpuNvlinkRecoveryEvents, 1.0, {},
+     "Number of times link went from Up to recovery, irrespective of the result", false},
     {"DCGM_FI_DRIVER_VERSION", 1, kGauge, kLabel, F::kGpuInfo, 1.0, {}, "Driver Version", true},
     {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", 1001, kGauge, kDouble, F::kGpuGraphicsEngineActive, 1.0, {},
      "Ratio of time the graphics engine is active.", true},

@@ -119,6 +119,9 @@ enum class FieldId : uint16_t {
   kGpuLastXidInfo,
   kGpuPcieAerErrors,
   kNvswitchSxidErrors,
+  kGpuNvlinkRecoveries,
+  kGpuNvlinkRecoveryEvents,
+  kGpuRepairPending,
   // MIG instances (series carry mig_labels(), see series.h)
   kGpuMigMode,
   kGpuMigInfo,

@@ -187,6 +187,8 @@ Line parse_line(std::string_view text) {
 
 namespace {
 
+constexpr std::string_view kDevKmsg = "/dev/kmsg";
+
 double realtime_now() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -215,7 +217,16 @@ class KmsgSource final : public Source {
 
   Status open(SeriesRegistry& registry) override {
     registry_ = &registry;
-    if (Status s = open_path(!options_.replay); !s) return s;
+    if (Status s = open_path(!options_.replay); !s) {
+      // Not allowed to read the kernel log, or no /dev/kmsg at all (a
+      // container without the mount): said once at start, the other sources
+      // go on. A file given by name that is missing stays an error (a typo).
+      const bool device = options_.path == kDevKmsg;
+      if (s.code() == Code::kPermission || (device && s.code() == Code::kNotFound)) {
+        return not_applicable(s.message() + "; XIDs come from NVML events only");
+      }
+      return s;
+    }
     return Status::ok();
   }
 
@@ -233,7 +244,10 @@ class KmsgSource final : public Source {
     if (fd < 0) {
       const int e = errno;
       std::string why = "cannot open kernel log " + options_.path + ": " + std::strerror(e);
-      if (e == EACCES || e == EPERM) return {Code::kPermission, why + " (run privileged or as root to read /dev/kmsg)"};
+      if (e == EACCES || e == EPERM) {
+        return {Code::kPermission, why + " (reading the kernel log needs root or CAP_SYSLOG, unless "
+                                         "kernel.dmesg_restrict=0)"};
+      }
       return e == ENOENT ? not_found(why) : io_error(why);
     }
     struct stat st{};

@@ -18,7 +18,9 @@
 // that is rotated or truncated is reopened from its start; a path that
 // vanishes makes sample() return an error (the values already counted
 // stay) until it is back. A line longer than max_line_bytes is skipped
-// whole and logged.
+// whole and logged. A kernel log the agent may not read (no root or
+// CAP_SYSLOG while kernel.dmesg_restrict=1), or no /dev/kmsg at all, makes
+// open() "not applicable": the agent says so once and runs without it.
 //
 //   auto line = kmsg::parse_line("NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus.");
 //   line.kind == kmsg::Kind::kXid && line.code == 79 && line.bus == "0000:3b:00"

@@ -9,6 +9,7 @@
 
 #include "util/testing/temp_dir.h"
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -252,6 +253,24 @@ TEST(KmsgSource, MegabyteLinesAndBinaryGarbageAreSkipped) {
   EXPECT_EQ(v["gpu_xid_errors_total{00000000:18:00.0|xid=\"31\"}"], 1);
 }
 
+TEST(KmsgSource, NulBytesAndNumbersBeyondRangeDoNotBreakTheLine) {
+  gpulens::testing::TestDir d;
+  const std::string log = d.path() + "/kmsg";
+  append(log, "");
+  KmsgRun r(log);
+  ASSERT_TRUE(r.src->open(r.reg).is_ok());
+  const std::string nul(1, '\0');
+  append(log, "NVRM: Xid (PCI:0000:18:00): 13, pid=1, a" + nul + "b\n" +
+                  "NVRM: Xid (PCI:0000:18:00): 99999999999999999999999, beyond long long\n" + nul + nul + nul +
+                  "\nNVRM: Xid (PCI:0000:18:00): 31, after the NULs\n");
+  const auto v = r.sample();
+  EXPECT_EQ(v.at("gpu_xid_errors_total{00000000:18:00.0|xid=\"13\"}"), 1);
+  EXPECT_EQ(v.at("gpu_xid_errors_total{00000000:18:00.0|xid=\"31\"}"), 1);
+  size_t codes = 0;
+  for (const auto& [k, val] : v) codes += k.starts_with("gpu_xid_errors_total{") ? 1 : 0;
+  EXPECT_EQ(codes, 2u);  // the out-of-range code is no XID
+}
+
 TEST(KmsgSource, RotationTruncationAndAVanishedLog) {
   gpulens::testing::TestDir d;
   const std::string log = d.path() + "/kmsg";
@@ -289,6 +308,31 @@ TEST(KmsgSource, MissingLogIsAClearError) {
   Status s = r.src->open(r.reg);
   EXPECT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("no-such-kmsg"), std::string::npos) << s.message();
+}
+
+// A kernel log the agent may not read is "not applicable" with the reason and
+// the privilege it needs: the agent says so once at start and goes on.
+TEST(KmsgSource, UnreadableLogIsNotApplicableWithThePrivilegeItNeeds) {
+  gpulens::testing::TestDir d;
+  const std::string log = d.path() + "/kmsg";
+  append(log, "NVRM: Xid (PCI:0000:18:00): 13, pid=1\n");
+  ASSERT_EQ(chmod(log.c_str(), 0), 0);
+  ASSERT_EQ(chmod(d.path().c_str(), 0755), 0);
+  // Root reads a mode-0 file anyway: the check runs in a child as nobody.
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(3);
+    KmsgRun r(log);
+    const Status s = r.src->open(r.reg);
+    if (s.code() != Code::kNotApplicable) _exit(1);
+    const bool named = s.message().find(log) != std::string::npos && s.message().find("CAP_SYSLOG") != std::string::npos;
+    _exit(named ? 0 : 2);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: not kNotApplicable, 2: message without the path or CAP_SYSLOG, 3: setuid";
 }
 
 TEST(KmsgSource, FifoWithoutWriterNeverBlocks) {

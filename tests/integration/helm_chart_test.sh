@@ -103,13 +103,18 @@ has minimal 'image: registry.example.com/gpulens@sha256:0000'
 has minimal 'namespace: observability'
 has minimal 'name: gpu-agent'
 has minimal '- --source=nvml,host$'
+has default '- --source=nvml,host,kubelet,kmsg$'
+has default 'add: \[SYSLOG\]'
+has default 'path: /dev/kmsg'
+lacks minimal 'path: /dev/kmsg'
+lacks minimal 'add: \[SYSLOG\]'
 has minimal '- "--history=2h"'
 lacks minimal 'pod-resources'
 lacks minimal 'kind: ServiceMonitor'
 lacks minimal 'kind: ServiceAccount'
 lacks minimal 'nodeSelector:'
 lacks minimal 'release: '
-has scrape '- --source=nvml,host,kubelet,scrape$'
+has scrape '- --source=nvml,host,kubelet,kmsg,scrape$'
 has scrape '- --scrape=http://nvidia-dcgm-exporter.gpu-operator.svc:9400/metrics$'
 has scrape '- --scrape=http://$(NODE_IP):9100/metrics$'
 has scrape 'fieldPath: status.hostIP'
@@ -157,4 +162,11 @@ grep -q 'mount proc is writable' "$tmp/err" || fail "least-privilege message: $(
 sed 's/^      automountServiceAccountToken: false/      hostPID: true\n      automountServiceAccountToken: false/' "$tmp/default.yaml" >"$tmp/pid.yaml"
 if $py "$here/k8s_pod_checks.py" least-privilege "$tmp/pid.yaml" 2>"$tmp/err"; then fail "hostPID accepted"; fi
 grep -q 'hostPID is set' "$tmp/err" || fail "least-privilege message: $(cat "$tmp/err")"
+# ... SYSLOG without the kmsg source, and a kmsg source without /dev/kmsg mounted.
+sed 's/drop: \[ALL\]/drop: [ALL]\n              add: [SYSLOG]/' "$tmp/minimal.yaml" >"$tmp/cap.yaml"
+if $py "$here/k8s_pod_checks.py" least-privilege "$tmp/cap.yaml" 2>"$tmp/err"; then fail "SYSLOG without kmsg accepted"; fi
+grep -q "added none" "$tmp/err" || fail "least-privilege message: $(cat "$tmp/err")"
+sed 's#path: /dev/kmsg#path: /var/log#' "$tmp/default.yaml" >"$tmp/kmsg.yaml"
+if $py "$here/k8s_pod_checks.py" least-privilege "$tmp/kmsg.yaml" 2>"$tmp/err"; then fail "kmsg volume on /var/log accepted"; fi
+grep -q 'volume kmsg mounts /var/log' "$tmp/err" || fail "least-privilege message: $(cat "$tmp/err")"
 echo "helm chart: ok (${#combos[@]} combinations: ${combos[*]})"

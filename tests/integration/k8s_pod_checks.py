@@ -7,10 +7,12 @@
     k8s_pod_checks.py config RENDERED.yaml      # the ConfigMap's gpulens.yaml
 
 least-privilege: every DaemonSet's pod holds no more host access than the
-agent needs: no host network/PID/IPC, no API token, no capability, no
-privilege escalation, a read-only root, host paths only /proc, /sys and the
-kubelet's pod-resources directory, every mount read-only, no GPU taken from
-the scheduler, real GPU sources pinned (never the simulator).
+agent needs: no host network/PID/IPC, no API token, no privilege escalation,
+a read-only root, host paths only /proc, /sys and the kubelet's
+pod-resources directory, and /dev/kmsg (a character device, mounted at
+/dev/kmsg) with the one capability SYSLOG only when kmsg is a source, no
+other capability, every mount read-only, no GPU taken from the scheduler,
+real GPU sources pinned (never the simulator).
 
 drift: the security-relevant fields of the two DaemonSets are equal (pod
 host access, service account token, runtime and priority class, scheduling,
@@ -55,10 +57,17 @@ def least_privilege(docs):
         if pod.get("securityContext", {}).get("sysctls"):
             err("sysctls set")
         volumes = {v["name"]: v for v in pod.get("volumes", [])}
+        kmsg = any(
+            "kmsg" in (arg_value(c.get("args", []), "--source") or "").split(",") for c in pod["containers"]
+        )
         for vname, v in volumes.items():
             if "hostPath" in v:
                 path = v["hostPath"]["path"]
-                if vname == "pod-resources":
+                if vname == "kmsg":
+                    if not kmsg or path != "/dev/kmsg" or v["hostPath"].get("type") != "CharDevice":
+                        err(f"volume kmsg mounts {path} (type {v['hostPath'].get('type')}): only the character "
+                            "device /dev/kmsg, only for the kmsg source")
+                elif vname == "pod-resources":
                     if not path.rstrip("/").endswith("pod-resources"):
                         err(f"volume pod-resources mounts {path}")
                 elif ALLOWED_HOST.get(vname) != path:
@@ -75,11 +84,17 @@ def least_privilege(docs):
             if sc.get("readOnlyRootFilesystem") is not True:
                 err(f"{cname}: root filesystem is writable")
             caps = sc.get("capabilities", {})
-            if caps.get("drop") != ["ALL"] or caps.get("add"):
-                err(f"{cname}: capabilities {caps}, want drop [ALL] and none added")
+            own_kmsg = "kmsg" in (arg_value(c.get("args", []), "--source") or "").split(",")
+            want_add = ["SYSLOG"] if own_kmsg else []
+            if caps.get("drop") != ["ALL"] or (caps.get("add") or []) != want_add:
+                err(f"{cname}: capabilities {caps}, want drop [ALL] and added {want_add or 'none'}")
             for m in c.get("volumeMounts", []):
                 if m.get("readOnly") is not True:
                     err(f"{cname}: mount {m['name']} is writable")
+                if m["name"] == "kmsg" and m["mountPath"] != "/dev/kmsg":
+                    err(f"{cname}: kmsg mounted at {m['mountPath']}, the source reads /dev/kmsg")
+            if own_kmsg and not any(m["name"] == "kmsg" for m in c.get("volumeMounts", [])):
+                err(f"{cname}: kmsg is a source but the node's /dev/kmsg is not mounted")
             if "nvidia.com/gpu" in c.get("resources", {}).get("limits", {}):
                 err(f"{cname}: takes a GPU from the scheduler")
             sources = arg_value(c.get("args", []), "--source")

@@ -55,13 +55,16 @@ c = pod["containers"][0]
 sc = c["securityContext"]
 assert sc["privileged"] is False and sc["allowPrivilegeEscalation"] is False
 assert sc["readOnlyRootFilesystem"] is True and sc["capabilities"]["drop"] == ["ALL"]
-assert "add" not in sc["capabilities"]
+# The kmsg source: CAP_SYSLOG alone (kernel.dmesg_restrict), the node's /dev/kmsg read-only.
+assert sc["capabilities"]["add"] == ["SYSLOG"], sc["capabilities"]
 host = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v}
-assert host == {"proc": "/proc", "sys": "/sys", "pod-resources": "/var/lib/kubelet/pod-resources"}, host
+assert host == {"proc": "/proc", "sys": "/sys", "pod-resources": "/var/lib/kubelet/pod-resources",
+                "kmsg": "/dev/kmsg"}, host
+assert {"name": "kmsg", "mountPath": "/dev/kmsg", "readOnly": True} in c["volumeMounts"], c["volumeMounts"]
 assert all(m["readOnly"] for m in c["volumeMounts"]), "a host mount is writable"
 assert not c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu"), "must not take a GPU from the scheduler"
 # Real GPUs only: never a silent fallback to the simulator on a node.
-assert "--source=nvml,host" in c["args"] or "--source=nvml,host,kubelet" in c["args"], c["args"]
+assert "--source=nvml,host,kubelet,kmsg" in c["args"], c["args"]
 PY
 
 # The validator rejects what it should (each a broken copy of a good object).

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The systemd unit passes `systemd-analyze verify` (with ExecStart pointed at
-# the built binary), and its config file passes `gpulens check-config`.
+# the built binary), and its config file passes `gpulens check-config`; it
+# turns the kmsg source on with the one privilege it needs (CAP_SYSLOG, the
+# /dev/kmsg device), and an agent that cannot read its kernel log says so
+# once and goes on serving.
 #
 #   systemd_unit_test.sh GPULENS
 #
@@ -19,7 +22,12 @@ timeout 60 systemd-analyze verify "$tmp/gpulens.service" 2>"$tmp/err" || fail "s
 # Warnings are printed without failing; there must be none about this unit.
 if grep -i "gpulens.service" "$tmp/err"; then fail "systemd-analyze warns about the unit"; fi
 grep -q '^ExecStart=/usr/local/bin/gpulens serve ' "$root/deploy/systemd/gpulens.service" || fail "ExecStart is not gpulens serve"
-grep -q '^ExecStart=.* --source=nvml,host ' "$root/deploy/systemd/gpulens.service" || fail "ExecStart does not pin --source=nvml,host"
+unit=$root/deploy/systemd/gpulens.service
+grep -q '^ExecStart=.* --source=nvml,host,kmsg ' "$unit" || fail "ExecStart does not pin --source=nvml,host,kmsg"
+grep -qx 'CapabilityBoundingSet=CAP_SYSLOG' "$unit" || fail "the unit does not bound its capabilities to CAP_SYSLOG"
+grep -qx 'AmbientCapabilities=CAP_SYSLOG' "$unit" || fail "the unit does not grant CAP_SYSLOG (kmsg under dmesg_restrict)"
+grep -qx 'DeviceAllow=/dev/kmsg r' "$unit" || fail "DevicePolicy=closed hides /dev/kmsg: no DeviceAllow=/dev/kmsg r"
+if grep -q '^ProtectKernelLogs=yes' "$unit"; then fail "ProtectKernelLogs=yes denies /dev/kmsg to the kmsg source"; fi
 # The listen address lives in the config file the unit installs: a --listen
 # flag in ExecStart would silently override it.
 if grep -q '^ExecStart=.*--listen' "$root/deploy/systemd/gpulens.service"; then fail "ExecStart overrides listen: with --listen"; fi
@@ -40,4 +48,30 @@ if ! /sbin/ldconfig -p 2>/dev/null | grep -q libnvidia-ml.so.1; then
   [[ $rc == 1 ]] || fail "unit's command without a driver exited $rc, want 1: $(cat "$tmp/out")"
   grep -q 'no GPU source could start' "$tmp/out" || fail "no reason given: $(cat "$tmp/out")"
 fi
+# A kernel log the agent may not read: one line saying so and why, then it
+# serves. Root reads a mode-0 file anyway, so the agent runs as nobody there.
+command -v curl >/dev/null || { echo "SKIP: curl not installed (the rest passed)"; exit 77; }
+chmod 755 "$tmp"
+: >"$tmp/kmsg" && chmod 000 "$tmp/kmsg"
+as_user=()
+if [[ $(id -u) == 0 ]]; then
+  command -v setpriv >/dev/null || { echo "SKIP: setpriv not installed (the rest passed)"; exit 77; }
+  as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+fi
+port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"${as_user[@]}" "$gpulens" serve --source=sim,kmsg --kmsg-path="$tmp/kmsg" --listen="127.0.0.1:$port" \
+  >"$tmp/agent.log" 2>&1 &
+agent=$!
+trap 'kill "$agent" 2>/dev/null || true; wait "$agent" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+deadline=$((SECONDS + 20))
+until curl -fs -o "$tmp/metrics" --max-time 2 "http://127.0.0.1:$port/metrics"; do
+  kill -0 "$agent" 2>/dev/null || fail "the agent stopped over an unreadable kernel log: $(cat "$tmp/agent.log")"
+  ((SECONDS < deadline)) || fail "agent not serving after 20 s: $(cat "$tmp/agent.log")"
+  sleep 0.3
+done
+grep -q '^gpulens_source_up{source="sim"} 1' "$tmp/metrics" || fail "the sim source is not up beside the unreadable log"
+sleep 2  # a few collections: the line must not repeat
+[[ $(grep -c "$tmp/kmsg" "$tmp/agent.log") == 1 ]] || fail "want one line about $tmp/kmsg: $(cat "$tmp/agent.log")"
+grep -q "kmsg: not applicable: cannot open kernel log $tmp/kmsg: Permission denied (reading the kernel log needs root or CAP_SYSLOG" \
+  "$tmp/agent.log" || fail "the line does not say what and why: $(cat "$tmp/agent.log")"
 echo "systemd unit: ok"

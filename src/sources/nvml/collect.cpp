@@ -21,6 +21,13 @@ constexpr std::array<std::pair<unsigned, std::string_view>, 5> kReasonTimes{{
     {NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN, "reason=\"hw_power_brake\""},
 }};
 
+// NVLink5 recovery counts (fields 213-215): by outcome, then every event ("").
+constexpr std::array<std::pair<unsigned, std::string_view>, 3> kLinkRecoveries{{
+    {NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_SUCCESSFUL_EVENTS, "result=\"successful\""},
+    {NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_FAILED_EVENTS, "result=\"failed\""},
+    {NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_EVENTS, ""},
+}};
+
 double field_number(const nvmlFieldValue_t& v) {
   switch (v.valueType) {
     case NVML_VALUE_TYPE_DOUBLE: return v.value.dVal;
@@ -285,6 +292,18 @@ void collect_gpu(CollectContext& ctx, GpuState& gpu) {
       keep();
     }
   }
+  if (slow && p.may(Probe::kRepairStatus, reinterpret_cast<const void*>(api.get_repair_status))) {
+    nvmlRepairStatus_v1_t rs{};
+    rs.version = nvmlRepairStatus_v1;
+    const nvmlReturn_t rc = api.get_repair_status(dev, &rs);
+    if (rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) gpu.off.set(static_cast<size_t>(Probe::kRepairStatus));
+    if (p.ok(Probe::kRepairStatus, rc)) {
+      f.set(F::kGpuRepairPending, g, "repair=\"channel\"", rs.bChannelRepairPending != 0 ? 1 : 0);
+      keep();
+      f.set(F::kGpuRepairPending, g, "repair=\"tpc\"", rs.bTpcRepairPending != 0 ? 1 : 0);
+      keep();
+    }
+  }
   if (p.may(Probe::kPstate, reinterpret_cast<const void*>(api.get_pstate))) {
     unsigned ps = 0;
     if (p.ok(Probe::kPstate, api.get_pstate(dev, &ps)) && ps <= 15) f.set(F::kGpuPstate, g, ps);
@@ -334,6 +353,11 @@ void collect_gpu(CollectContext& ctx, GpuState& gpu) {
     // Every collection: an alert on it should not wait for the slow tier.
     const bool recovery = !gpu.off.test(static_cast<size_t>(Probe::kRecoveryAction));
     if (recovery) ask(NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, 0);
+    // NVLink5 recovery counts, summed over the links: slow tier, as the other error counters.
+    const bool link_recovery = slow && !gpu.links.empty() && !gpu.off.test(static_cast<size_t>(Probe::kNvlinkRecovery));
+    if (link_recovery) {
+      for (const auto& [id, extra] : kLinkRecoveries) ask(id, NVML_SCOPE_ALL_LINKS);
+    }
     nvmlReturn_t rc = req.empty() ? NVML_SUCCESS : api.get_field_values(dev, static_cast<int>(req.size()), req.data());
     if (gone(rc)) p.lost = true;
     if (rc == NVML_SUCCESS && !req.empty()) {
@@ -410,6 +434,23 @@ void collect_gpu(CollectContext& ctx, GpuState& gpu) {
           gpu.off.set(static_cast<size_t>(Probe::kRecoveryAction));
         }
         ++i;
+      }
+      if (link_recovery) {
+        bool any = false;
+        for (const auto& [id, extra] : kLinkRecoveries) {
+          if (good(i)) {
+            const double n = field_number(req[i]);
+            if (extra.empty()) f.set(F::kGpuNvlinkRecoveryEvents, g, n);
+            else f.set(F::kGpuNvlinkRecoveries, g, extra, n);
+            keep();
+            any = true;
+          } else if (!unsupported(req[i].nvmlReturn) && req[i].nvmlReturn != NVML_ERROR_INVALID_ARGUMENT) {
+            any = true;  // a transient failure: ask again next time
+          }
+          ++i;
+        }
+        // Before NVLink5 or on a driver older than the fields: absent from then on.
+        if (!any) gpu.off.set(static_cast<size_t>(Probe::kNvlinkRecovery));
       }
     }
   }

@@ -35,7 +35,7 @@ enum class Probe : uint8_t {
   kUtil, kMemV2, kMemV1, kTemp, kMemTemp, kPower, kPowerLimit, kEnergy, kSmClock, kSmClockMax,
   kMemClock, kMemClockMax, kClockEvents, kClockEventTime, kPcieGen, kPcieWidth, kPcieGenMax,
   kPcieWidthMax, kPcieCounters, kPcieThroughput, kReplays, kEcc, kRemap, kPstate, kNvlinkBytes,
-  kProcesses, kProcessUtil, kEncoder, kDecoder, kRecoveryAction, kCount
+  kProcesses, kProcessUtil, kEncoder, kDecoder, kRecoveryAction, kNvlinkRecovery, kRepairStatus, kCount
 };
 
 struct NvLink {

@@ -72,6 +72,8 @@ namespace gpulens {
   X(get_remapped_rows, nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*, unsigned*, unsigned*), false,  \
     "nvmlDeviceGetRemappedRows")                                                                       \
   X(get_pstate, nvmlReturn_t(nvmlDevice_t, unsigned*), false, "nvmlDeviceGetPerformanceState")         \
+  X(get_repair_status, nvmlReturn_t(nvmlDevice_t, nvmlRepairStatus_v1_t*), false,                     \
+    "nvmlDeviceGetRepairStatus")                                                                       \
   X(get_field_values, nvmlReturn_t(nvmlDevice_t, int, nvmlFieldValue_t*), false,                       \
     "nvmlDeviceGetFieldValues")                                                                        \
   X(get_nvlink_state, nvmlReturn_t(nvmlDevice_t, unsigned, unsigned*), false, "nvmlDeviceGetNvLinkState") \

@@ -82,6 +82,13 @@ inline constexpr unsigned NVML_FI_DEV_PCIE_COUNT_RX_BYTES = 198;
 // nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P,
 // 4 drain and reset (CUDA 12.8 drivers on).
 inline constexpr unsigned NVML_FI_DEV_GET_GPU_RECOVERY_ACTION = 230;
+// NVLink5 (Blackwell) link recovery counts, CUDA 12.6 drivers on: the link
+// went from up to recovery and came back (213), failed and was declared down
+// (214), either (215). Asked with scopeId NVML_SCOPE_ALL_LINKS: the GPU's sum.
+inline constexpr unsigned NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_SUCCESSFUL_EVENTS = 213;
+inline constexpr unsigned NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_FAILED_EVENTS = 214;
+inline constexpr unsigned NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_EVENTS = 215;
+inline constexpr unsigned NVML_SCOPE_ALL_LINKS = 0xFFFFFFFFu;  // UINT_MAX: every link
 
 // GPM metric ids (nvmlGpmMetricId_t)
 inline constexpr unsigned NVML_GPM_METRIC_GRAPHICS_UTIL = 1;
@@ -216,10 +223,19 @@ struct nvmlGpmMetricsGet_t {
   nvmlGpmMetric_t metrics[kGpmMetricCapacity];
 };
 
+// nvmlDeviceGetRepairStatus (drivers 580 on): repairs the GPU holds pending.
+struct nvmlRepairStatus_v1_t {
+  unsigned int version;
+  unsigned int bChannelRepairPending;  // memory channel repair
+  unsigned int bTpcRepairPending;      // TPC repair
+};
+inline constexpr unsigned nvmlRepairStatus_v1 = static_cast<unsigned>(sizeof(nvmlRepairStatus_v1_t) | (1u << 24));
+
 }  // extern "C"
 
 // Layout checks against the documented LP64 ABI.
 static_assert(sizeof(nvmlMemory_v2_t) == 40 && nvmlMemory_v2 == 0x02000028);
+static_assert(sizeof(nvmlRepairStatus_v1_t) == 12 && nvmlRepairStatus_v1 == 0x0100000C);
 static_assert(offsetof(nvmlMemory_v2_t, used) == 32);
 static_assert(sizeof(nvmlPciInfo_t) == 68 && offsetof(nvmlPciInfo_t, busId) == 36);
 static_assert(sizeof(nvmlFieldValue_t) == 40 && offsetof(nvmlFieldValue_t, value) == 32);

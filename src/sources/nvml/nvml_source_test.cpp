@@ -399,6 +399,48 @@ TEST(NvmlSource, NvlinkCountersPerLinkInBytes) {
   EXPECT_GT(v["gpu_nvlink_bandwidth_util_ratio{0|}"], 0);  // against 25781 MBps on the active link
 }
 
+TEST(NvmlSource, NvlinkRecoveryCountsAndRepairStatusWhereTheDriverHasThem) {
+  // GPU 0: an NVLink5 GPU on a current driver; GPU 1: NVLink, but the driver
+  // answers NOT_SUPPORTED for fields 213-215 and has no repair status.
+  auto o = options();
+  o.slow_interval_ms = 0;  // every collection reads the slow tier
+  Harness h("gpu 0 gpm=off\ngpu 1 gpm=off\nnvlink 0 link=0 peer=1\nnvlink 1 link=0 peer=0\n"
+            "value 0 nvlink_recovery_successful 3 4\nvalue 0 nvlink_recovery_failed 0 1\n"
+            "value 0 nvlink_recovery_events 3 5\nvalue 0 repair_channel 0 1\nvalue 0 repair_tpc 0\n",
+            o);
+  ASSERT_TRUE(h.src->open(h.reg).is_ok());
+  auto v = h.sample();
+  EXPECT_EQ(v["gpu_nvlink_link_recoveries_total{0|result=\"successful\"}"], 3);
+  EXPECT_EQ(v["gpu_nvlink_link_recoveries_total{0|result=\"failed\"}"], 0);
+  EXPECT_EQ(v["gpu_nvlink_link_recovery_events_total{0|}"], 3);
+  EXPECT_EQ(v["gpu_repair_pending{0|repair=\"channel\"}"], 0);
+  EXPECT_EQ(v["gpu_repair_pending{0|repair=\"tpc\"}"], 0);
+  v = h.sample();
+  EXPECT_EQ(v["gpu_nvlink_link_recoveries_total{0|result=\"failed\"}"], 1);  // a link declared down
+  EXPECT_EQ(v["gpu_nvlink_link_recovery_events_total{0|}"], 5);
+  EXPECT_EQ(v["gpu_repair_pending{0|repair=\"channel\"}"], 1);
+  // Unsupported is absent, not zero.
+  for (const auto& [k, val] : v) {
+    if (k.find("{1|") == std::string::npos) continue;
+    EXPECT_FALSE(k.starts_with("gpu_nvlink_link_recover")) << k;
+    EXPECT_FALSE(k.starts_with("gpu_repair_pending")) << k;
+  }
+}
+
+TEST(NvmlSource, OldDriverHasNoRepairStatusAndNoNvlinkRecoveryCounts) {
+  auto o = options(GPULENS_FAKE_NVML_OLD);
+  o.slow_interval_ms = 0;
+  // Scripted values the old library never hands out: it lacks the call and the fields' keys are not asked for.
+  Harness h("gpu 0 gpm=off\nvalue 0 repair_channel 1\nvalue 0 repair_tpc 1\n", o);
+  ASSERT_TRUE(h.src->open(h.reg).is_ok());
+  const auto v = h.sample();
+  EXPECT_TRUE(v.contains("gpu_up{0|}"));
+  for (const auto& [k, val] : v) {
+    EXPECT_FALSE(k.starts_with("gpu_repair_pending")) << k;
+    EXPECT_FALSE(k.starts_with("gpu_nvlink_link_recover")) << k;
+  }
+}
+
 TEST(NvmlSource, XidEventsCountedPerCode) {
   Harness h("gpu 0 gpm=off\ngpu 1 gpm=off\nxid 1 79\nxid 1 79\nxid 1 48\n");
   ASSERT_TRUE(h.src->open(h.reg).is_ok());

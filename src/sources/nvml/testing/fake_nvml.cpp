@@ -374,6 +374,15 @@ FAKE_API nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t dev, unsigned* cor,
   return get(dev, "remap_failure", failure);
 }
 FAKE_API nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t dev, unsigned* p) { return get(dev, "pstate", p); }
+#ifndef GPULENS_FAKE_OLD_DRIVER
+// Repair status (drivers 580 on): unscripted, NOT_SUPPORTED.
+FAKE_API nvmlReturn_t nvmlDeviceGetRepairStatus(nvmlDevice_t dev, nvmlRepairStatus_v1_t* rs) {
+  if (rs == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (rs->version != nvmlRepairStatus_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  if (nvmlReturn_t rc = get(dev, "repair_channel", &rs->bChannelRepairPending); rc != NVML_SUCCESS) return rc;
+  return get(dev, "repair_tpc", &rs->bTpcRepairPending);
+}
+#endif
 
 FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int n, nvmlFieldValue_t* values) {
   if (nvmlReturn_t rc = call(dev, "field_values", nullptr); rc != NVML_SUCCESS) return rc;
@@ -381,11 +390,18 @@ FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int n, nvmlFiel
     nvmlFieldValue_t& f = values[i];
     std::string base = "field." + std::to_string(f.fieldId);
     double v = 0;
-    // The recovery action (field 230) also answers to its own key; unscripted,
-    // it is NOT_SUPPORTED, as on a driver older than the field.
-    f.nvmlReturn = f.fieldId == NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
-                       ? call(dev, "recovery_action", &v, base)
-                       : call(dev, base + "." + std::to_string(f.scopeId), &v, base);
+    // The recovery action (field 230) and the NVLink recovery counts (213-215,
+    // every link) also answer to their own keys; unscripted, they are
+    // NOT_SUPPORTED, as on a driver older than the field.
+    std::string own;
+    switch (f.fieldId) {
+      case NVML_FI_DEV_GET_GPU_RECOVERY_ACTION: own = "recovery_action"; break;
+      case NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_SUCCESSFUL_EVENTS: own = "nvlink_recovery_successful"; break;
+      case NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_FAILED_EVENTS: own = "nvlink_recovery_failed"; break;
+      case NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_EVENTS: own = "nvlink_recovery_events"; break;
+      default: own = base + "." + std::to_string(f.scopeId);
+    }
+    f.nvmlReturn = call(dev, own, &v, base);
     f.timestamp = 0;
     if (f.fieldId == NVML_FI_DEV_MEMORY_TEMP) {
       f.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;

@@ -17,6 +17,8 @@
 //   nvlink 0 link=0 peer=1              # link 0 of GPU 0 is up, to GPU 1
 //   xid 0 79                            # delivered by the event API
 //   value 0 recovery_action 0 1          # NVML field 230: none, then GPU reset
+//   value 0 nvlink_recovery_failed 0 2   # NVML field 214 over all links (also _successful, _events)
+//   value 0 repair_channel 1             # nvmlDeviceGetRepairStatus (also repair_tpc)
 //   init DRIVER_NOT_LOADED              # nvmlInit_v2 fails
 //   cuda 12040                          # CUDA driver version (0: no libcuda)
 //   mig 0 mode=on pending=on            # MIG mode (absent: MIG not supported)
