@@ -233,6 +233,13 @@ std::vector<ConfigKey> agent_keys() {
           "how often the slow tier is read (energy, power limit, ECC, row remapping, PCIe replays, NVLink "
           "state, clock-event times, per-process SM share); 0s: every collection",
           {.min = 0, .max = kHour}),
+      key("source.nvml.hpc_job_mapping_dir", kPath, FIELD(source.nvml.hpc_job_mapping_dir),
+          "Slurm's GPU -> job mapping directory (dcgm-exporter's format: a file per GPU index with its job ids), "
+          "read every 5 s into gpu_job_info; empty: off",
+          {.flag = "--hpc-job-mapping-dir"}),
+      key("source.nvml.job_environ", kBool, FIELD(source.nvml.job_environ),
+          "read the job keys (RANK, WORLD_SIZE, SLURM_JOB_ID, ...: docs/jobs.md) of each GPU process's "
+          "environment into gpu_job_info; nothing else of it is kept"),
       key("source.kubelet.socket", kPath, FIELD(source.kubelet.socket), "the kubelet's PodResources v1 socket"),
       key("source.kubelet.refresh", kDuration, FIELD(source.kubelet.refresh_ms),
           "how often the kubelet is asked which pod holds which GPU; scrapes read the cached answer",

@@ -27,6 +27,8 @@ void CommonFlags::add_to(CLI::App& app) {
   app.add_option("--proc-root", proc_root, "procfs root (default /proc)");
   app.add_option("--sys-root", sys_root, "sysfs root (default /sys)");
   app.add_option("--nvml-library", nvml_library, "path of libnvidia-ml.so.1");
+  app.add_option("--hpc-job-mapping-dir", hpc_job_mapping_dir,
+                 "Slurm's GPU -> job mapping directory (dcgm-exporter's format), for gpu_job_info");
   app.add_option("--kmsg-path", kmsg_path, "kernel log the kmsg source tails (default /dev/kmsg; a file or FIFO in tests)");
   app.add_option("--profile", profile,
                  "GPU fields collected: minimal (8 series per GPU), standard (what the diagnosis and the alert "
@@ -54,6 +56,7 @@ Result<AgentConfig> CommonFlags::resolve() const {
       {"source.nvml.proc_root", &proc_root}, {"source.host.sys_root", &sys_root},
       {"source.nvml.library", &nvml_library}, {"log.level", &log_level}, {"log.format", &log_format},
       {"profile", &profile}, {"collectors", &collectors}, {"source.kmsg.path", &kmsg_path},
+      {"source.nvml.hpc_job_mapping_dir", &hpc_job_mapping_dir},
   };
   std::string scrape_targets;
   for (const auto& t : scrape) scrape_targets += (scrape_targets.empty() ? "" : ",") + t;

@@ -22,6 +22,7 @@ struct CommonFlags {
   std::string seed;
   std::string proc_root, sys_root, nvml_library;
   std::string kmsg_path;
+  std::string hpc_job_mapping_dir;
   std::string log_level, log_format;
   std::string profile, collectors;
   std::vector<std::string> scrape;  // --scrape URL, repeatable

@@ -259,6 +259,9 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
     {FieldId::kGpuPodInfo, "gpu_pod_info", kInfo, "", kHost, kNode,
      "Kubernetes container the kubelet gave a GPU or MIG device (labels resource, device, gpu_uuid, namespace, "
      "pod, container)."},
+    {FieldId::kGpuJobInfo, "gpu_job_info", kInfo, "", kHost, kGpu,
+     "Training job holding the GPU, from the Slurm job mapping directory or its processes' environment (labels "
+     "job_id, source, rank, local_rank, world_size, group_rank)."},
     {FieldId::kKubeletAllocatableDevices, "gpu_kubelet_allocatable_devices", kGauge, "", kHost, kNode,
      "Devices of the resource (label resource) the kubelet can hand to pods."},
     // ---- serving -------------------------------------------------------

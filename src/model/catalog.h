@@ -151,6 +151,7 @@ enum class FieldId : uint16_t {
   kHostInfinibandRate,
   kHostProcessCpuAffinity,
   kGpuPodInfo,
+  kGpuJobInfo,
   kKubeletAllocatableDevices,
   // serving
   kServingLatency,

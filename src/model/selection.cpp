@@ -66,7 +66,7 @@ constexpr F kStandard[] = {
     F::kGpuTopology,         F::kGpuNumaNode,             F::kGpuCpuAffinity,     F::kGpuPower,
     F::kGpuPowerLimit,       F::kGpuClockEventActive,     F::kGpuClockEventReasons, F::kGpuXidErrors,
     F::kGpuLastXid,          F::kGpuEccErrors,            F::kGpuRowRemapFailure, F::kGpuXidErrorsRecent,
-    F::kGpuHealthStatus,     F::kGpuRecoveryAction,       F::kGpuRowRemapPending,
+    F::kGpuHealthStatus,     F::kGpuRecoveryAction,       F::kGpuRowRemapPending,  F::kGpuJobInfo,
 };
 
 constexpr std::array<std::string_view, 3> kProfiles = {"minimal", "standard", "full"};

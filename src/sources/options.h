@@ -40,6 +40,11 @@ struct NvmlOptions {
   // 0 reads everything every collection. Max clocks, link maxima and
   // topology are read once at open.
   int64_t slow_interval_ms = 10000;
+  // Job attribution (gpu_job_info, docs/jobs.md): Slurm's GPU -> job mapping
+  // directory, dcgm-exporter's --hpc-job-mapping-dir ("" off), re-read every
+  // 5 s; and the job keys of the GPU processes' environment.
+  std::string hpc_job_mapping_dir;
+  bool job_environ = true;
 };
 
 struct KubeletOptions {

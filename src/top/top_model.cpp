@@ -109,6 +109,9 @@ Status read_current(std::string_view json, TopModel& m) {
           (key.starts_with("gpu_process_memory") ? p.memory_bytes : p.sm_ratio) = v;
           const std::string ns = label(key, "namespace"), pod = label(key, "pod");
           if (!pod.empty()) p.pod = ns.empty() ? pod : ns + "/" + pod;
+        } else if (key.starts_with("gpu_job_info{")) {
+          const std::string rank = label(key, "rank");
+          gpu.job += (gpu.job.empty() ? "" : ", ") + label(key, "job_id") + (rank.empty() ? "" : " rank " + rank);
         }
         gpu.fields.emplace(std::string(key), v);
       }

@@ -33,6 +33,7 @@ enum Layer : int { kCompute, kMemory, kIo, kHealth, kLayerCount };
 
 struct TopGpu {
   std::string index, uuid, name;
+  std::string job;  // from gpu_job_info: "81234 rank 3", several ", "-joined; "" none
   std::map<std::string, double, std::less<>> fields;  // series text ("gpu_up", "x{link=\"0\"}") -> value
   std::vector<double> history[kLayerCount];
   double get(std::string_view key) const {

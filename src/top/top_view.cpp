@@ -184,6 +184,7 @@ void gpu_lines(const TopGpu& g, const Columns& c, const ViewOptions& o, bool wit
     char xid[48] = "";
     if (!std::isnan(g.get("gpu_last_xid"))) std::snprintf(xid, sizeof xid, " (XID %.0f)", g.get("gpu_last_xid"));
     l.add(std::string("LOST: not answering") + xid, kRed);
+    if (!g.job.empty()) l.add("  job " + g.job, kDim);
     out.push_back(l.str());
     if (with_history) out.emplace_back();
     return;
@@ -211,6 +212,7 @@ void gpu_lines(const TopGpu& g, const Columns& c, const ViewOptions& o, bool wit
   if (!std::isnan(power)) l.add(fmt("%.0fW", power)).add(" ");
   const std::string events = throttled(g);
   l.add(events.empty() ? "ok" : events, events.empty() ? kDim : kRed);
+  if (!g.job.empty()) l.add("  job " + g.job, kDim);
   out.push_back(l.str());
   if (!with_history) return;
 

@@ -115,6 +115,30 @@ TEST(TopView, ShowsEveryGpuTheFindingAndTheProcess) {
   EXPECT_EQ(s.find("\033["), std::string::npos);  // no colour unless asked
 }
 
+TEST(TopView, EachGpuShowsItsJobs) {
+  constexpr const char* kJobs = R"({"gpus":[
+  {"gpu":"0","uuid":"GPU-a","name":"NVIDIA H100","fields":{"gpu_up":1,"gpu_temperature_celsius":60,
+    "gpu_job_info{job_id=\"81234\",source=\"slurm\",rank=\"3\",world_size=\"16\"}":1}},
+  {"gpu":"1","uuid":"GPU-b","name":"NVIDIA H100","fields":{"gpu_up":1,"gpu_temperature_celsius":60,
+    "gpu_job_info{job_id=\"a\",source=\"environment\"}":1,"gpu_job_info{job_id=\"b\",source=\"environment\"}":1}},
+  {"gpu":"2","uuid":"GPU-c","name":"NVIDIA H100","fields":{"gpu_up":0,"gpu_last_xid":79,
+    "gpu_job_info{job_id=\"81234\",source=\"slurm\",rank=\"4\"}":1}},
+  {"gpu":"3","uuid":"GPU-d","name":"NVIDIA H100","fields":{"gpu_up":1}}]})";
+  TopModel m;
+  ASSERT_TRUE(read_current(kJobs, m).is_ok());
+  ASSERT_EQ(m.gpus.size(), 4u);
+  EXPECT_EQ(m.gpus[0].job, "81234 rank 3");
+  EXPECT_EQ(m.gpus[1].job, "a, b");  // two jobs claim it: both shown
+  EXPECT_EQ(m.gpus[3].job, "");
+  const std::string s = joined(render(m, {.width = 160}));
+  EXPECT_NE(s.find("60°C ok  job 81234 rank 3"), std::string::npos) << s;
+  EXPECT_NE(s.find("LOST: not answering (XID 79)  job 81234 rank 4"), std::string::npos) << s;
+  EXPECT_NE(s.find("60°C ok  job a, b"), std::string::npos) << s;
+  size_t shown = 0;
+  for (size_t at = s.find("  job "); at != std::string::npos; at = s.find("  job ", at + 1)) ++shown;
+  EXPECT_EQ(shown, 3u);  // GPU 3 has none
+}
+
 TEST(TopView, EveryLineFitsTheWidth) {
   for (int width : {40, 80, 100, 200}) {
     for (bool unicode : {true, false}) {

@@ -1,7 +1,8 @@
 // Opens gpulens's offline HTML reports from disk in Debian's chromium
 // (playwright-core, locked) and checks what they draw:
 //   node report_test.mjs diagnose FILE.html GPU CAUSE   the finding on that GPU only, one chart per
-//                                                       plotted evidence signal, each with its threshold
+//                                                       plotted evidence signal, each with its threshold;
+//                                                       REPORT_JOB=JOB@HOST/GPU: the jobs table first, its root
 //   node report_test.mjs trace FILE.html RANKS          a section per rank, the across-ranks and
 //                                                       per-rank charts with their series (stacked:
 //                                                       the legend lists the top of the stack first)
@@ -50,6 +51,16 @@ try {
     }
     const waste = await page.$$eval("#waste tr[data-cause]", (els) => els.map((e) => e.dataset.cause));
     if (!waste.includes(cause)) fail(`waste table lacks ${cause}: ${waste}`);
+    // REPORT_JOB=JOB@HOST/GPU: the jobs table comes first and names that root.
+    if (process.env.REPORT_JOB) {
+      const [job, root] = process.env.REPORT_JOB.split("@");
+      const row = await page.$(`#jobs tr[data-job="${job}"]`);
+      if (!row) fail(`no row of job ${job} in the jobs table`);
+      const got = await row.getAttribute("data-root");
+      if (got !== root) fail(`job ${job}'s root reads ${got}, expected ${root}`);
+      const first = await page.$eval("h2", (e) => e.textContent);
+      if (first !== "Jobs") fail("the jobs table does not come first: " + first);
+    }
     console.log(`PASS: ${cause} on GPU ${gpu} only, ${charts.length} evidence charts with their thresholds, waste per cause`);
   } else {
     const ranks = Number(rest[0]);

@@ -81,6 +81,39 @@ try {
   await page.waitForSelector('#main [data-cause="memory_fragmentation"] [data-instance="gi2"]', { timeout: 10000 });
   await page.unroute("**/api/v1/findings");
 
+  // The job of each GPU (gpu_job_info, docs/jobs.md) on its card and page,
+  // two jobs claiming one GPU both shown; a finding explained by another
+  // GPU says whom it waits for. The agent's answers, with those added.
+  const cur = await (await page.request.get(base + "/api/v1/current")).json();
+  const gpuOf = (n) => cur.gpus.find((g) => String(g.gpu) === n);
+  gpuOf("2").fields['gpu_job_info{job_id="81234",source="slurm",rank="2",world_size="16"}'] = 1;
+  gpuOf("6").fields['gpu_job_info{job_id="81234",source="slurm",rank="6"}'] = 1;
+  gpuOf("6").fields['gpu_job_info{job_id="<b>x</b>",source="environment"}'] = 1;
+  const currentUrl = /\/api\/v1\/current(\?|$)/;
+  await page.route(currentUrl, (r) => {
+    const one = new URL(r.request().url()).searchParams.get("gpu");
+    r.fulfill({ json: one ? { ...cur, gpus: cur.gpus.filter((g) => String(g.gpu) === one) } : cur });
+  });
+  const explained = await (await page.request.get(base + "/api/v1/findings")).json();
+  explained.hosts[0].gpus.find((g) => String(g.gpu) === "2").findings.push({ ...thermal, cause: "small_batch",
+    explained_by: { host: "trn-k02", gpu: "5", cause: "thermal_throttle", why: "waiting for GPU 5 of trn-k02 (thermal_throttle)" } });
+  await page.route("**/api/v1/findings", (r) => r.fulfill({ json: explained }));
+  await page.goto(base + "/#/", { waitUntil: "load" });
+  await page.waitForSelector('#gpus .card[data-gpu="2"] .job', { timeout: 10000 });
+  const jobs = await page.$$eval("#gpus .card", (els) => els.map((e) => [e.dataset.gpu, (e.querySelector(".job") || {}).textContent || ""]));
+  const jobOf = Object.fromEntries(jobs);
+  if (jobOf["2"] !== "job 81234 rank 2") fail("GPU 2's job reads " + JSON.stringify(jobOf["2"]));
+  if (jobOf["6"] !== "job 81234 rank 6, <b>x</b>") fail("GPU 6's two jobs read " + JSON.stringify(jobOf["6"]));
+  if (jobs.filter(([, j]) => j).length !== 2) fail("jobs shown on GPUs without one: " + JSON.stringify(jobs));
+  const why = await page.$eval('#gpus .card[data-gpu="2"] [data-cause="small_batch"] .explained', (e) => e.textContent);
+  if (why !== "waiting for GPU 5 of trn-k02 (thermal_throttle)") fail("the explained finding reads " + why);
+  await page.click('#gpus .card[data-gpu="2"]');
+  await page.waitForSelector("#main h1 + .job", { timeout: 10000 });
+  const pageJob = await page.$eval("#main h1 + .job", (e) => e.textContent);
+  if (pageJob !== "job 81234 rank 2") fail("GPU 2's page shows the job " + pageJob);
+  await page.unroute(currentUrl);
+  await page.unroute("**/api/v1/findings");
+
   // Evidence from the node's series (CPU busy computed from CPU seconds by
   // mode, PSI) and the GPU's is charted; a fact with no series (the topology
   // path) is shown as its value. The agent's answer, with such a finding added.
@@ -118,7 +151,7 @@ try {
 
   if (errors.length) fail("console errors: " + errors.join(" | "));
   if (foreign.length) fail("requests left the agent: " + foreign.join(", "));
-  console.log("PASS: 8 GPUs, thermal_throttle on GPU 5 only, charts, threshold, keyboard, a MIG instance's finding on its GPU, host and GPU evidence charted, a fact as text, latency p99 from the histogram, no console errors, no foreign request");
+  console.log("PASS: 8 GPUs, thermal_throttle on GPU 5 only, charts, threshold, keyboard, a MIG instance's finding on its GPU, each GPU's job and whom a finding waits for, host and GPU evidence charted, a fact as text, latency p99 from the histogram, no console errors, no foreign request");
 } finally {
   await browser.close();
 }

@@ -2,7 +2,8 @@
 # The offline HTML reports in Debian's chromium (tests/browser/report_test.mjs),
 # opened from disk with every request blocked: `diagnose --format html` on a
 # recording of thermal-throttle-one-gpu (the finding on GPU 5 only, its
-# evidence plotted with thresholds, waste per cause) and `trace --format html`
+# evidence plotted with thresholds, waste per cause), on the two hosts of one
+# job (the jobs table first, with its root) and `trace --format html`
 # on the two ranks of a real DLRM trace (per rank and across ranks); and a
 # trace whose kernel names are hostile HTML ("<!--<script>", "</script>",
 # quotes, an onerror attribute): the report still renders, shows the name
@@ -27,6 +28,16 @@ rc=0; "$GPULENS" diagnose --replay "$STACK/thermal.om" --format html -o "$STACK/
 ((rc == 3)) || stack_fail "diagnose --format html exited $rc (3: findings)"
 if grep -Eq '(src|href)="(https?:)?//' "$STACK/diagnose.html"; then stack_fail "the diagnose report links outside itself"; fi
 node "$mods/report_test.mjs" diagnose "$STACK/diagnose.html" 5 thermal_throttle || stack_fail "diagnose report in chromium"
+
+# One job on two hosts (docs/jobs.md): the jobs table first, rooted at GPU 4 of trn-a.
+for h in a b; do
+  "$GPULENS" record --source sim --scenario "two-host-lost-gpu-$h" --duration 20m -o "$STACK/$h.om" 2>"$STACK/record.log"
+done
+python3 "$SRC/tests/integration/merge_recordings.py" "$STACK/both.om" trn-a="$STACK/a.om" trn-b="$STACK/b.om"
+"$GPULENS" diagnose --replay "$STACK/both.om" --format html -o "$STACK/jobs.html" --fail-on never 2>"$STACK/diagnose.log" ||
+  stack_fail "diagnose --format html of two hosts failed"
+REPORT_JOB=81234@trn-a/4 node "$mods/report_test.mjs" diagnose "$STACK/jobs.html" 4 hardware_errors ||
+  stack_fail "jobs report in chromium"
 
 "$GPULENS" trace "$SRC"/tests/data/traces/dlrm_kineto/worker*.json --format html -o "$STACK/trace.html" 2>"$STACK/trace.log" ||
   stack_fail "trace --format html failed"

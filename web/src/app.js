@@ -173,8 +173,19 @@
       const name = k.split("{")[0];
       if (!(name in out)) out[name] = v;
       if (k.startsWith("gpu_clock_event_active") && v > 0) (out.reasons = out.reasons || []).push(k.match(/reason="([^"]*)"/)[1]);
+      // gpu_job_info: the job(s) holding the GPU (docs/jobs.md), with the rank where known.
+      if (k.startsWith("gpu_job_info{")) {
+        const lab = (n) => label(k, "[{,]" + n) || "";
+        (out.jobs = out.jobs || []).push(lab("job_id") + (lab("rank") ? " rank " + lab("rank") : ""));
+      }
     }
     return out;
+  }
+
+  // The job(s) of a GPU, one line ("" when none).
+  function jobHTML(f) {
+    return (f.jobs || []).length
+      ? `<div class="meta job" data-job="${esc(f.jobs.join(", "))}">job ${esc(f.jobs.join(", "))}</div>` : "";
   }
 
   // Findings by GPU. A MIG GPU instance is diagnosed as an entity of its
@@ -206,6 +217,7 @@
       ${f.instance ? `<span class="instance" data-instance="${esc(f.instance)}">MIG ${esc(f.instance)}${f.profile ? " " + esc(f.profile) : ""}</span>` : ""}
       ${f.state && f.state !== "firing" ? `<span class="muted">${esc(f.state)}</span>` : ""}
       <div class="meta">${esc(f.layer || "")} · since ${esc(since)}${f.waste_gpu_hours ? ` · waste ${f.waste_gpu_hours.toFixed(2)} GPU-h` : ""}</div>
+      ${f.explained_by ? `<div class="explained" data-root="${esc((f.explained_by.host || "") + "/" + f.explained_by.gpu)}">${esc(f.explained_by.why || `from ${f.explained_by.cause} on GPU ${f.explained_by.gpu}`)}</div>` : ""}
       <div>${esc(f.action || "")}</div></li>`;
   }
 
@@ -226,6 +238,7 @@
       const link = f.gpu_pcie_link_generation ? `G${f.gpu_pcie_link_generation}x${f.gpu_pcie_link_width}` : "";
       return `<a class="card" href="#/gpu/${esc(g.gpu)}" data-gpu="${esc(g.gpu)}" aria-label="GPU ${esc(g.gpu)}">
         <h2>GPU ${esc(g.gpu)} <small>${esc(g.name)}</small></h2>
+        ${jobHTML(f)}
         <div class="row"><span class="k">compute</span>${sp(g.gpu, "gpu_sm_active_ratio", 1)}<span class="v">SM ${pct(f.gpu_sm_active_ratio)} · occ ${pct(f.gpu_sm_occupancy_ratio)}</span></div>
         <div class="row"><span class="k">memory</span>${sp(g.gpu, "gpu_mem_bandwidth_util_ratio", 1)}<span class="v">${gib(f.gpu_memory_used_bytes)}/${gib(f.gpu_memory_total_bytes)} G · BW ${pct(f.gpu_mem_bandwidth_util_ratio)}</span></div>
         <div class="row"><span class="k">io</span>${sp(g.gpu, "gpu_pcie_rx_bandwidth_util_ratio", 1)}<span class="v">PCIe ${pct(f.gpu_pcie_rx_bandwidth_util_ratio)}/${pct(f.gpu_pcie_tx_bandwidth_util_ratio)} ${esc(link)}</span></div>
@@ -317,6 +330,7 @@
     const peak = Object.entries(g.fields).filter(([k]) => k.startsWith("gpu_pcie_peak_bytes_per_second"));
     $("#main").innerHTML = `<p><a href="#/">← all GPUs</a></p>
       <h1>GPU ${esc(g.gpu)} <small class="muted">${esc(g.name)} · ${esc(g.uuid)}</small></h1>
+      ${jobHTML(f)}
       <div class="ranges" role="group" aria-label="time range">${["5m", "30m", "1h"].map((r) =>
         `<button type="button" data-range="${r}" aria-pressed="${r === state.range}">${r}</button>`).join("")}
         <span class="muted">drag on a chart to zoom, double-click to reset</span></div>

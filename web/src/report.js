@@ -51,6 +51,19 @@
     const ev = data.evidence || [];
     const when = (t) => new Date(t).toISOString().replace(".000Z", "Z");
     let html = `<h1>gpulens diagnose</h1><p class="muted">${esc(data.source)} · window ${esc(rep.window ? rep.window.from + " – " + rep.window.to : "")}</p>`;
+    // The jobs first, as in the text report: each job with a root cause or a
+    // hang, and every job from a real job source, up to 20; a count of the rest.
+    const shown = [], rest = [];
+    for (const j of rep.jobs || []) ((j.root || j.hang || j.source !== "host") && shown.length < 20 ? shown : rest).push(j);
+    if (shown.length) {
+      const state = (j) => j.root
+        ? `${j.root.cause === "hardware_errors" ? "stopped" : "slowed"} by GPU ${esc(j.root.gpu)} of ${esc(j.root.host)}, <b>${esc(j.root.cause)}</b>, since ${esc(j.root.since || "")}`
+        : j.hang ? `<b>hung</b> since ${esc(j.hang.since)}${j.hang.first ? ` (the first stuck: GPU ${esc(j.hang.first.gpu)} of ${esc(j.hang.first.host)})` : ""}`
+        : "no root cause across the job";
+      html += `<h2>Jobs</h2><table id="jobs"><tr><th>job</th><th>source</th><th class="num">GPUs</th><th class="num">hosts</th><th></th><th class="num">GPU-hours lost</th></tr>${shown.map((j) =>
+        `<tr data-job="${esc(j.job)}"${j.root ? ` data-root="${esc(j.root.host + "/" + j.root.gpu)}"` : ""}><td>${esc(j.job)}</td><td>${esc(j.source)}</td><td class="num">${j.gpus.length}</td><td class="num">${j.hosts}</td><td>${state(j)}</td><td class="num">${fix(j.waste_gpu_hours, 2)}</td></tr>`).join("")}</table>`;
+      if (rest.length) html += `<p class="muted">${rest.length} other job${rest.length === 1 ? "" : "s"} (${rest.reduce((n, j) => n + j.gpus.length, 0)} GPUs) with no root cause across the job</p>`;
+    }
     const waste = (rep.waste && rep.waste.by_cause) || {};
     const causes = Object.entries(waste).map(([c, w]) => [c, w.gpu_hours]).filter(([, h]) => h > 0).sort((a, b) => b[1] - a[1]);
     html += `<h2>Waste by cause</h2>`;

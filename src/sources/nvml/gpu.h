@@ -28,6 +28,8 @@
 
 namespace gpulens {
 
+struct ProcessIdentity;
+
 class ProcessCache;
 
 // Calls that can be switched off for a GPU once it says it cannot do them.
@@ -90,6 +92,12 @@ struct GpuState {
   size_t proc_elem = sizeof(nvmlProcessInfo_t);
   std::vector<nvmlProcessUtilizationSample_t> util_buf;
   unsigned long long util_last_seen = 0;
+  // This collection's processes that have an identity, for gpu_job_info
+  // (valid until ProcessCache::sweep()); the job labels last derived and
+  // what they were derived from ((pid, start time)..., mapping generation).
+  std::vector<const ProcessIdentity*> job_processes;
+  std::vector<uint64_t> job_inputs, job_inputs_next;
+  std::vector<std::string> job_extras;
 
   // MIG mode and instances (discovered at open and on every slow tier)
   MigState mig;
@@ -115,6 +123,10 @@ bool open_gpu(const NvmlApi& api, unsigned index, const std::string& driver, con
 void collect_gpu(CollectContext& ctx, GpuState& gpu);
 // Compute processes with memory, SM share, pod identity and CPU affinity.
 void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache);
+// gpu_job_info of the GPU (gpu_jobs.h), from the mapping directory's ids for
+// it (`mapped`, null: none; `map_generation` changes with the directory's
+// content) and the processes collect_processes() just listed.
+void collect_jobs(CollectContext& ctx, GpuState& gpu, const std::vector<std::string>* mapped, uint64_t map_generation);
 // Topology at open: peers (NVLink or PCIe common ancestor), NUMA node, CPU affinity.
 void open_topology(const NvmlApi& api, std::deque<GpuState>& gpus, const std::string& sys_root);
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "sources/nvml/gpu.h"
+#include "sources/nvml/hpc_job_map.h"
 #include "sources/nvml/loader.h"
 #include "sources/nvml/process_cache.h"
 #include "sources/nvml/xid.h"
@@ -31,6 +32,10 @@ struct NvmlSource::Core {
   std::unique_ptr<Frame> frame;  // the worker's own frame
   SeriesRegistry* registry = nullptr;
   int64_t slow_interval_ms = 0;
+  std::string job_map_dir;  // "" off
+  HpcJobMap job_map;
+  uint64_t job_map_generation = 0;
+  int64_t job_map_next_ms = 0;
 
   std::mutex mu;
   std::condition_variable wake, done;
@@ -62,15 +67,20 @@ struct NvmlSource::Core {
     frame->clear(steady_ms());
     CollectContext ctx{*api, *frame, steady_ms(), [this](const std::string& m) { notice(m); }, slow_interval_ms};
     int lost = 0;
+    refresh_job_map(ctx.now_ms);
     for (GpuState& g : gpus) {
       collect_gpu(ctx, g);
       if (g.lost) {
         ++lost;
+        // A lost GPU keeps the jobs it had: they are whom it stalls.
+        for (const std::string& extra : g.job_extras) frame->set(FieldId::kGpuJobInfo, g.index, extra, 1);
         continue;
       }
       if (g.slow_now) discover_mig(*api, g);
       collect_mig(ctx, g);
       collect_processes(ctx, g, *cache);
+      auto mapped = job_map.jobs.find(g.index);
+      collect_jobs(ctx, g, mapped == job_map.jobs.end() ? nullptr : &mapped->second, job_map_generation);
       for (const std::string& t : g.topology_extras) frame->set(FieldId::kGpuTopology, g.index, t, 1);
       if (g.numa_node >= 0) frame->set(FieldId::kGpuNumaNode, g.index, g.numa_node);
       if (!g.cpu_affinity_extra.empty()) frame->set(FieldId::kGpuCpuAffinity, g.index, g.cpu_affinity_extra, 1);
@@ -86,6 +96,16 @@ struct NvmlSource::Core {
       return unavailable("all " + std::to_string(lost) + " GPUs are lost (NVML_ERROR_GPU_IS_LOST)");
     }
     return Status::ok();
+  }
+
+  // The Slurm mapping directory, at most every 5 s; each problem said once.
+  void refresh_job_map(int64_t now_ms) {
+    if (job_map_dir.empty() || now_ms < job_map_next_ms) return;
+    job_map_next_ms = now_ms + 5000;
+    HpcJobMap fresh = read_hpc_job_map(job_map_dir);
+    for (const std::string& p : fresh.problems) notice("job mapping: " + p);
+    if (fresh.jobs != job_map.jobs) ++job_map_generation;
+    job_map = std::move(fresh);
   }
 
   void run() {
@@ -177,6 +197,10 @@ Status NvmlSource::open(SeriesRegistry& registry) {
   if (core->gpus.empty()) return unavailable("no usable GPU: every GPU failed to open");
   open_topology(api, core->gpus, options_.sys_root);
   core->cache = std::make_unique<ProcessCache>(options_.proc_root, options_.kubelet_root);
+  if (options_.job_environ) {
+    core->cache->read_environ([c = core.get()](const std::string& m) { c->notice(m); });
+  }
+  core->job_map_dir = options_.hpc_job_mapping_dir;
   std::vector<std::pair<int, nvmlDevice_t>> devs;
   std::vector<std::string> buses;
   for (const GpuState& g : core->gpus) {

@@ -74,6 +74,7 @@ ProcessIdentity* ProcessCache::lookup(unsigned pid) {
   }
   ProcessIdentity& id = entries_[pid];
   id = ProcessIdentity{};
+  id.pid = pid;
   id.start_time = *start;
   resolve(pid, id);
   return &id;
@@ -112,6 +113,20 @@ void ProcessCache::resolve(unsigned pid, ProcessIdentity& id) {
     if (auto aff = parse_proc_status(buf_)) {
       id.cpus = aff->cpus;
       id.mems = aff->mems;
+    }
+  }
+  if (environ_) {
+    switch (read_job_environ(dir + "/environ", id.job_env)) {
+      case EnvironRead::kOk: break;
+      case EnvironRead::kTruncated:
+        if (notice_) notice_("a GPU process's environment is larger than 256 KiB: its job keys are read from the first 256 KiB only");
+        break;
+      case EnvironRead::kUnreadable:
+        if (notice_) {
+          notice_("cannot read a GPU process's environment (/proc/PID/environ of another user needs root or "
+                  "CAP_SYS_PTRACE): its job and rank are absent");
+        }
+        break;
     }
   }
   id.labels = label("pid", std::to_string(pid)) + "," + label("namespace", id.namespace_) + "," +

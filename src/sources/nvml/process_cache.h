@@ -4,7 +4,8 @@
 //
 // A process is keyed by (pid, start time): each lookup reads the small
 // /proc/PID/stat to notice PID reuse, and only a new (pid, start time)
-// reads /proc/PID/cgroup, /proc/PID/status and the kubelet's pod directory.
+// reads /proc/PID/cgroup, /proc/PID/status, the kubelet's pod directory and,
+// when asked, the job keys of /proc/PID/environ (job_env.h).
 // Names come from the kubelet's own files when readable
 // (<kubelet_root>/pods/<uid>/etc-hosts for the pod name, the projected
 // service-account volume's `namespace` file, the single directory under
@@ -24,16 +25,20 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "sources/nvml/job_env.h"
 
 namespace gpulens {
 
 class PodDirectory;
 
 struct ProcessIdentity {
+  unsigned pid = 0;
   uint64_t start_time = 0;
   std::string namespace_, pod, container;
   std::string pod_uid;                // from the cgroup; empty outside a pod
@@ -42,6 +47,7 @@ struct ProcessIdentity {
   std::string cpus, mems;  // allowed CPUs / NUMA nodes, kernel list syntax
   // Labels of the affinity info series, one per GPU the process uses.
   std::vector<std::pair<int, std::string>> affinity_labels;
+  JobEnv job_env;  // the job keys of its environment; empty when not read
   bool seen = true;
 
   const std::string& affinity_for(int gpu);
@@ -51,6 +57,12 @@ class ProcessCache {
  public:
   ProcessCache(std::string proc_root, std::string kubelet_root)
       : proc_root_(std::move(proc_root)), kubelet_root_(std::move(kubelet_root)) {}
+  // Also read the job keys of each new process's environment; `notice` is
+  // told (the same words each time) when one cannot be read or is cut.
+  void read_environ(std::function<void(const std::string&)> notice) {
+    environ_ = true;
+    notice_ = std::move(notice);
+  }
 
   // Null when /proc/PID is gone or unreadable (the process is then still
   // reported, with only its pid: see processes.cpp).
@@ -68,6 +80,8 @@ class ProcessCache {
   void resolve(unsigned pid, ProcessIdentity& id);
 
   std::string proc_root_, kubelet_root_;
+  bool environ_ = false;
+  std::function<void(const std::string&)> notice_;
   std::unordered_map<unsigned, ProcessIdentity> entries_;
   std::string buf_;  // reused read buffer
   uint64_t resolutions_ = 0;

@@ -1,8 +1,10 @@
-// Per-process GPU memory and SM share, with pod identity; see gpu.h.
+// Per-process GPU memory and SM share, with pod identity, and the GPU's jobs; see gpu.h.
+#include <algorithm>
 #include <cstring>
 
 #include "sources/nvml/gpu.h"
 #include "sources/kubelet/pod_directory.h"
+#include "sources/nvml/gpu_jobs.h"
 #include "sources/nvml/process_cache.h"
 
 namespace gpulens {
@@ -27,6 +29,7 @@ nvmlReturn_t list_processes(const NvmlApi& api, nvmlDevice_t dev, std::vector<un
 
 void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) {
   const NvmlApi& api = ctx.api;
+  gpu.job_processes.clear();
   if (gpu.lost || api.get_compute_processes == nullptr || gpu.off.test(static_cast<size_t>(Probe::kProcesses))) return;
   // In MIG mode each instance lists its own processes (the whole-GPU list
   // needs privilege there); their series carry the instance's MIG labels.
@@ -97,6 +100,7 @@ void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) 
       std::memcpy(&pid, e + offsetof(nvmlProcessInfo_t, pid), sizeof pid);
       std::memcpy(&mem, e + offsetof(nvmlProcessInfo_t, usedGpuMemory), sizeof mem);
       ProcessIdentity* id = cache.lookup(pid);
+      if (id != nullptr) gpu.job_processes.push_back(id);
       if (id != nullptr) cache.name_from_kubelet(*id, list.mig != nullptr ? list.mig->id.uuid : gpu.uuid, pod_directory());
       std::string fallback;
       if (id == nullptr) fallback = label("pid", std::to_string(pid)) + ",namespace=\"\",pod=\"\",container=\"\"";
@@ -138,6 +142,40 @@ void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) 
     if (auto o = pod_directory().sole_owner(inst->id.uuid)) p = {.container = o->container, .namespace_ = o->namespace_, .pod = o->pod};
     ctx.frame.registry().set_mig_pod(gpu.index, inst->id.gpu_instance, std::move(p));
   }
+}
+
+}  // namespace gpulens
+
+namespace gpulens {
+
+void collect_jobs(CollectContext& ctx, GpuState& gpu, const std::vector<std::string>* mapped, uint64_t map_generation) {
+  // Derive the labels again only when the processes or the mapping changed.
+  std::sort(gpu.job_processes.begin(), gpu.job_processes.end(),
+            [](const ProcessIdentity* a, const ProcessIdentity* b) { return a->pid < b->pid; });
+  gpu.job_processes.erase(std::unique(gpu.job_processes.begin(), gpu.job_processes.end()), gpu.job_processes.end());
+  gpu.job_inputs_next.clear();
+  gpu.job_inputs_next.push_back(map_generation);
+  for (const ProcessIdentity* p : gpu.job_processes) {
+    gpu.job_inputs_next.push_back(p->pid);
+    gpu.job_inputs_next.push_back(p->start_time);
+  }
+  if (gpu.job_inputs_next != gpu.job_inputs || gpu.job_inputs.empty()) {
+    gpu.job_inputs.swap(gpu.job_inputs_next);
+    std::vector<const JobEnv*> envs;
+    for (const ProcessIdentity* p : gpu.job_processes) envs.push_back(&p->job_env);
+    const std::vector<GpuJob> jobs = attribute_gpu_jobs(mapped, envs);
+    gpu.job_extras.clear();
+    std::string ids;
+    for (const GpuJob& j : jobs) {
+      gpu.job_extras.push_back(job_labels(j));
+      ids += (ids.empty() ? "" : ", ") + j.job_id;
+    }
+    if (jobs.size() > 1 && ctx.warn) {
+      ctx.warn("GPU " + std::to_string(gpu.index) + " is claimed by " + std::to_string(jobs.size()) + " jobs (" + ids +
+               "): each gets its gpu_job_info series");
+    }
+  }
+  for (const std::string& extra : gpu.job_extras) ctx.frame.set(FieldId::kGpuJobInfo, gpu.index, extra, 1);
 }
 
 }  // namespace gpulens

@@ -117,7 +117,13 @@ Scenario read_scenario(const YAML::Node& root, const std::string& origin) {
                    {"numa_nodes", [&](const YAML::Node& x) { indices(x, "job.numa_nodes", s.job.numa_nodes); }},
                    {"processes", [&](const YAML::Node& x) {
                       s.job.one_process = r.choice(x, "job.processes", {"per_gpu", "one"}) == "one";
-                    }}});
+                    }},
+                   {"id", [&](const YAML::Node& x) { s.job.id = r.text(x, "job.id"); }},
+                   {"source", [&](const YAML::Node& x) {
+                      s.job.source = r.choice(x, "job.source", {"slurm", "environment"});
+                    }},
+                   {"first_rank", [&](const YAML::Node& x) { s.job.first_rank = r.integer(x, "job.first_rank", 0, 1 << 20); }},
+                   {"world_size", [&](const YAML::Node& x) { s.job.world_size = r.integer(x, "job.world_size", 1, 1 << 20); }}});
             if (s.job.gpus.empty()) r.fail(v, "job: needs gpus");
           }},
          {"defaults", [&](const YAML::Node& v) { defaults = read_workload(r, v, "defaults"); }},

@@ -68,6 +68,14 @@ struct Job {
   std::vector<int> gpus;        // empty: no job key (every GPU well placed)
   std::vector<int> numa_nodes;  // empty: each GPU's own node
   bool one_process = false;     // one process drives all its GPUs (else one per GPU)
+  // A job id makes each of its GPUs carry gpu_job_info{job_id, source, rank,
+  // local_rank, world_size} as the nvml source exports it; the ranks of
+  // this node's GPUs start at first_rank (a job on several hosts: one
+  // scenario per host, the same id).
+  std::string id;               // "" none
+  std::string source = "slurm"; // slurm | environment
+  int first_rank = 0;
+  int world_size = 0;           // 0: the job's GPUs on this node
 };
 
 struct Scenario {

@@ -79,6 +79,16 @@ TEST(Scenario, JobAndLinks) {
   s = parse_scenario("name: x\njob: {numa_nodes: [0]}\nphases: [{duration: 1m}]\n", "e.yaml");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("needs gpus"), std::string::npos) << s.status().message();
+  s = parse_scenario("name: x\njob: {gpus: [0], id: \"81234\", first_rank: 8, world_size: 16}\nphases: [{duration: 1m}]\n",
+                     "i.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->job.id, "81234");
+  EXPECT_EQ(s->job.source, "slurm");  // the default
+  EXPECT_EQ(s->job.first_rank, 8);
+  EXPECT_EQ(s->job.world_size, 16);
+  s = parse_scenario("name: x\njob: {gpus: [0], id: a, source: kubernetes}\nphases: [{duration: 1m}]\n", "k.yaml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("job.source"), std::string::npos) << s.status().message();
 }
 
 TEST(Scenario, PhaseTimeline) {

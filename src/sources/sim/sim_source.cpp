@@ -105,6 +105,15 @@ class SimSource final : public Source {
     for (int g = 0; g < s_.gpus; ++g) {
       uuids_.push_back(reg.gpu(g)->uuid);
     }
+    job_labels_.assign(s_.gpus, "");
+    const auto& job = s_.job;
+    for (size_t i = 0; !job.id.empty() && i < job.gpus.size(); ++i) {
+      if (job.gpus[i] >= s_.gpus) continue;
+      const size_t world = job.world_size > 0 ? static_cast<size_t>(job.world_size) : job.gpus.size();
+      job_labels_[job.gpus[i]] = label("job_id", job.id) + "," + label("source", job.source) + "," +
+                                 label("rank", std::to_string(job.first_rank + static_cast<int>(i))) + "," +
+                                 label("local_rank", std::to_string(i)) + "," + label("world_size", std::to_string(world));
+    }
     push_.attach(reg);
     return Status::ok();
   }
@@ -231,6 +240,8 @@ class SimSource final : public Source {
       }
     }
     if (auto x = ledger_->get(buses_[g])) XidLedger::fill(f, g, *x);
+    // The scenario job's ranks, a lost GPU's too (as the nvml source keeps them).
+    if (!job_labels_[g].empty()) f.set(FieldId::kGpuJobInfo, g, job_labels_[g], 1);
     f.set(FieldId::kGpuUp, g, lost ? 0 : 1);
     if (lost) return 0;
 
@@ -514,6 +525,7 @@ class SimSource final : public Source {
   std::string kernel_log_;                      // where XIDs are also written as kernel-log lines ("" off)
   std::vector<bool> fired_;                     // per fault: its XID was recorded
   std::vector<std::string> buses_;              // per GPU
+  std::vector<std::string> job_labels_;         // per GPU: its gpu_job_info labels, "" none
   uint64_t kmsg_seq_ = 0;
   std::vector<std::string> allocator_body_ = std::vector<std::string>(64);  // per GPU, this tick
 };

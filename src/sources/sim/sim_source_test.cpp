@@ -95,6 +95,27 @@ TEST(SimSource, XidLosesOneGpuAndStallsPeers) {
   EXPECT_LT(r.get(FieldId::kGpuSmActive, 3), 0.05);
 }
 
+// A scenario job with an id: its GPUs carry gpu_job_info with their ranks,
+// the lost GPU's too; a GPU outside the job none.
+TEST(SimSource, JobIdGivesEachOfItsGpusItsRank) {
+  auto s = sim::parse_scenario(
+      "name: x\nnode: {gpus: 4}\njob: {gpus: [0, 2, 3], id: run-7, source: environment, first_rank: 8, world_size: 16}\n"
+      "phases: [{duration: 1h, workload: {kind: training, duty: 0.9}}]\nfaults: [{kind: xid, xid: 79, gpu: 3, after: 1m}]\n",
+      "j.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  SimRun r(std::move(*s));
+  r.advance(120'000);
+  auto job = [](int rank, int local) {
+    return "job_id=\"run-7\",source=\"environment\",rank=\"" + std::to_string(rank) + "\",local_rank=\"" +
+           std::to_string(local) + "\",world_size=\"16\"";
+  };
+  EXPECT_EQ(r.get(FieldId::kGpuJobInfo, 0, job(8, 0)), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuJobInfo, 2, job(9, 1)), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuUp, 3), 0);
+  EXPECT_EQ(r.get(FieldId::kGpuJobInfo, 3, job(10, 2)), 1);  // lost, still its job's
+  EXPECT_EQ(r.reg.slots_of(FieldId::kGpuJobInfo).size(), 3u);  // GPU 1 is in no job
+}
+
 TEST(SimSource, HangStallsEveryGpuWithNoneLost) {
   SimRun r("nccl-hang");
   r.advance(120'000, 10'000);
