@@ -150,8 +150,12 @@ Status set_key(AgentConfig& config, const std::string& key, const std::string& t
 // Cross-key checks (interval vs history, known sources, the scenario loads).
 // Empty when fine.
 std::vector<std::string> validate(const AgentConfig& config);
-// The complete effective configuration as YAML, for check-config.
+// The complete effective configuration as YAML, for check-config --verbose.
 std::string to_yaml(const AgentConfig& config);
+// check-config's default: listen, interval, history and sources, then only
+// the keys whose value differs from the default (`changed` counts those).
+// Also a valid file meaning the same as the whole configuration.
+std::string to_yaml_summary(const AgentConfig& config, size_t& changed);
 // The key reference (markdown table) that docs/config.md carries.
 std::string keys_markdown();
 
