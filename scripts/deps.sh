@@ -12,6 +12,7 @@ TEST=(prometheus prometheus-alertmanager prometheus-pushgateway python3-torch py
       golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev tmux debootstrap umoci)
 TEST+=(openssl)  # certificates for the TLS tests of the web config
 TEST+=(prometheus-node-exporter)  # a real target of the scrape source's test and benchmark
+TEST+=(podman runc)  # the image run by a real container runtime (container_podman test)
 
 want=("${BUILD[@]}")
 [[ "${1:-}" == "--test" ]] && want+=("${TEST[@]}")

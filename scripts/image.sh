@@ -3,12 +3,15 @@
 # registry: a root of Debian 12 packages holding only the binary's runtime
 # libraries, packed by umoci into an OCI image layout.
 #
-#   scripts/image.sh [--binary PATH] [--out DIR] [--tag TAG] [--root-only]
+#   scripts/image.sh [--binary PATH] [--out DIR] [--tag TAG] [--root-only] [--archive FILE]
 #
 #   --binary     the gpulens to ship (default build/release/gpulens; stripped in the image)
 #   --out        where to build (default build/image): DIR/rootfs, DIR/oci, DIR/packages.txt
 #   --tag        the image's tag in DIR/oci (default: the binary's version)
 #   --root-only  stop after DIR/rootfs (the Dockerfile copies it into an empty image)
+#   --archive    also write the image as one tar file that `podman load -i FILE` and
+#                `docker load -i FILE` read: the OCI layout with a docker manifest.json
+#                naming gpulens:TAG beside its index.json
 #
 # How: the Debian packages of every library the binary loads (ldd, then
 # dpkg -S) are DIR/packages.txt; `debootstrap --download-only` fetches them
@@ -30,12 +33,14 @@ binary=$root_dir/build/release/gpulens
 out=$root_dir/build/image
 tag=""
 root_only=0
+archive=""
 while (($#)); do
   case $1 in
     --binary) binary=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --tag) tag=$2; shift 2 ;;
     --root-only) root_only=1; shift ;;
+    --archive) archive=$2; shift 2 ;;
     *) echo "image.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -136,3 +141,29 @@ umoci config --image "$out/oci:$tag" --os linux --architecture amd64 \
 umoci gc --layout "$out/oci"
 rm -rf "$out/bundle"
 echo "image.sh: OCI layout $out/oci, image gpulens:$tag" >&2
+[[ -z $archive ]] && exit 0
+
+# 5. One tar file for `podman load` / `docker load`: the layout (an
+# oci-archive, named by its ref annotation) and the manifest.json Docker's
+# loader reads (config, layers, the name to give it).
+meta=$(mktemp -d)
+trap 'rm -rf "$meta"' EXIT
+python3 - "$out/oci" "$tag" "$meta" <<'PY'
+import json, os, sys
+layout, tag, meta = sys.argv[1:]
+def blob(digest):
+    return os.path.join("blobs", *digest.split(":"))
+index = json.load(open(os.path.join(layout, "index.json")))
+wanted = [m for m in index["manifests"] if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == tag]
+if len(wanted) != 1:
+    sys.exit(f"image.sh: the layout has no single image tagged {tag}")
+manifest = json.load(open(os.path.join(layout, blob(wanted[0]["digest"]))))
+json.dump([{"Config": blob(manifest["config"]["digest"]), "RepoTags": [f"gpulens:{tag}"],
+            "Layers": [blob(l["digest"]) for l in manifest["layers"]]}], open(os.path.join(meta, "manifest.json"), "w"))
+# podman names an oci-archive after the ref annotation: the full name, as docker's RepoTags.
+wanted[0]["annotations"]["org.opencontainers.image.ref.name"] = f"gpulens:{tag}"
+json.dump(index, open(os.path.join(meta, "index.json"), "w"))
+PY
+tar --owner=0 --group=0 --numeric-owner -cf "$archive.tmp" -C "$out/oci" oci-layout blobs -C "$meta" index.json manifest.json
+mv "$archive.tmp" "$archive"
+echo "image.sh: archive $archive ($(du -h --apparent-size "$archive" | cut -f1)): podman load -i $archive, docker load -i $archive" >&2

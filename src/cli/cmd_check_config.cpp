@@ -1,5 +1,7 @@
 // `gpulens check-config FILE`: validate a config file exactly as serve,
-// rules and diagnose do, and print the complete effective configuration.
+// rules and diagnose do, and print a summary of the effective configuration
+// (what serve runs with and the keys not at their defaults); `--verbose`
+// prints every key.
 // `gpulens check-config --keys` prints the key reference of docs/config.md.
 // `gpulens check-config --web-config-file WEB` checks an exporter-toolkit
 // web config alone (certificates and keys loaded, hashes checked), or the
@@ -16,13 +18,14 @@
 namespace gpulens::cli {
 
 int run_check_config(int argc, char** argv) {
-  CLI::App app{"Validate a YAML config file (as serve, rules and diagnose do); print the complete effective "
-               "configuration.",
+  CLI::App app{"Validate a YAML config file (as serve, rules and diagnose do); print listen, interval, history, "
+               "sources and the keys not at their defaults (--verbose: every key).",
                "gpulens check-config"};
   std::string path, web;
-  bool quiet = false, keys = false;
+  bool quiet = false, keys = false, verbose = false;
   app.add_option("file", path, "config file");
   app.add_flag("-q,--quiet", quiet, "print nothing when the file is valid");
+  app.add_flag("-v,--verbose", verbose, "print the complete effective configuration, every key with its value");
   app.add_option("--web-config-file", web,
                  "check this exporter-toolkit web config (TLS, basic auth, headers); with FILE: as its web_config_file");
   app.add_flag("--keys", keys, "print every key: type, default, flag, meaning (markdown) and exit");
@@ -67,7 +70,18 @@ int run_check_config(int argc, char** argv) {
   }
   for (const auto& p : problems) std::cerr << "gpulens check-config: " << path << ": " << p << "\n";
   if (!problems.empty()) return kExitUsage;
-  if (!quiet) std::cout << "# " << path << ": valid\n" << to_yaml(*config);
+  if (quiet) return kExitOk;
+  if (verbose) {
+    std::cout << "# " << path << ": valid\n" << to_yaml(*config);
+    return kExitOk;
+  }
+  size_t changed = 0;
+  const std::string yaml = to_yaml_summary(*config, changed);
+  // listen, interval, history and sources are always shown.
+  const size_t hidden = config_keys().size() - 4 - changed;
+  std::cout << "# " << path << ": valid; " << hidden << (hidden == 1 ? " key" : " keys")
+            << " at the default not shown (--verbose shows every key)\n"
+            << yaml;
   return kExitOk;
 }
 

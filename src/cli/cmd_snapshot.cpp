@@ -21,6 +21,7 @@
 #include "util/duration.h"
 #include "util/http_client.h"
 #include "util/terminal_text.h"
+#include "util/text_fit.h"
 
 namespace gpulens::cli {
 namespace {
@@ -126,9 +127,134 @@ std::vector<std::string> allocator_lines(const Gpu& g) {
   return out;
 }
 
+// The table's columns, in the order drawn; a section's title stands over
+// its first column. `width` 0: left-aligned, last (clocks).
+struct TableColumn {
+  int section;
+  const char* label;
+  size_t width;
+  const char* legend;  // its line in the legend under the table ("" none)
+};
+constexpr const char* kSections[] = {"COMPUTE", "MEMORY", "IO", "HEALTH"};
+const std::vector<TableColumn> kColumns = {
+    {0, "util", 5, "util: a kernel ran (nvidia-smi)"},
+    {0, "SM", 5, "SM: SMs busy"},
+    {0, "occ", 5, "occ: warps resident"},
+    {0, "TC", 5, "TC: tensor cores"},
+    {1, "used", 9, ""},
+    {1, "BW", 5, "BW: DRAM bandwidth"},
+    {1, "frag", 5, "frag: allocator slack, 1 - allocated/reserved (worst process)"},
+    {2, "pcie rx/tx", 11, "pcie: of peak"},
+    {2, "link", 7, ""},
+    {2, "nvl", 5, ""},
+    {3, "power", 6, ""},
+    {3, "temp", 5, ""},
+    {3, "clocks", 0, ""},
+};
+
+struct Layout {
+  size_t name = 24;    // columns of the GPU's name (0: the index alone)
+  bool titles = true;  // COMPUTE, MEMORY, IO, HEALTH
+  std::vector<bool> shown = std::vector<bool>(kColumns.size(), true);
+};
+
+// What narrows the table, in order, until it fits (docs/terminal.md).
+struct Narrowing {
+  const char* what;
+  void (*apply)(Layout&);
+};
+size_t column_index(std::string_view label) {
+  for (size_t c = 0; c < kColumns.size(); ++c) {
+    if (kColumns[c].label == label) return c;
+  }
+  return 0;
+}
+const Narrowing kNarrowing[] = {
+    {"name to 12", [](Layout& l) { l.name = 12; }},
+    {"TC", [](Layout& l) { l.shown[column_index("TC")] = false; }},
+    {"nvl", [](Layout& l) { l.shown[column_index("nvl")] = false; }},
+    {"link", [](Layout& l) { l.shown[column_index("link")] = false; }},
+    {"occ", [](Layout& l) { l.shown[column_index("occ")] = false; }},
+    {"frag", [](Layout& l) { l.shown[column_index("frag")] = false; }},
+    {"titles", [](Layout& l) { l.titles = false; }},
+    {"BW", [](Layout& l) { l.shown[column_index("BW")] = false; }},
+    {"power", [](Layout& l) { l.shown[column_index("power")] = false; }},
+    {"name", [](Layout& l) { l.name = 0; }},
+    {"SM", [](Layout& l) { l.shown[column_index("SM")] = false; }},
+    {"pcie rx/tx", [](Layout& l) { l.shown[column_index("pcie rx/tx")] = false; }},
+};
+
+struct Row {
+  std::string index, name, lost;                          // lost: the LOST text instead of values
+  std::vector<std::pair<std::string, const char*>> values;  // per column: text, style ("" none)
+};
+
+// A GPU's name in at most `w` columns, cut between words ("NVIDIA H100 80GB
+// HBM3" at 12: "H100 80GB"), never inside one.
+std::string name_in(std::string name, size_t w) {
+  if (name.size() <= w) return name;
+  if (name.starts_with("NVIDIA ")) name = name.substr(7);  // the vendor says the least
+  if (name.size() <= w) return name;
+  size_t cut = w;
+  while (cut > 0 && name[cut] != ' ' && name[cut] != '-') --cut;
+  return name.substr(0, cut);
+}
+
+std::string pad_right(const std::string& s, size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
+std::string cell(const std::string& v, size_t width) {
+  if (width == 0) return " " + v;
+  return v.size() >= width ? " " + v : std::string(width - v.size(), ' ') + v;
+}
+
+std::vector<std::string> render_table(const Layout& l, const std::vector<Row>& rows, const char* reset) {
+  std::vector<std::string> out;
+  std::string header = "GPU";
+  if (l.name > 0) header += " " + pad_right("NAME", l.name);
+  for (int sec = 0; sec < 4; ++sec) {
+    bool any = false;
+    for (size_t c = 0; c < kColumns.size(); ++c) any = any || (kColumns[c].section == sec && l.shown[c]);
+    if (!any) continue;
+    header += std::string(" | ") + (l.titles ? kSections[sec] : "");
+    for (size_t c = 0; c < kColumns.size(); ++c) {
+      if (kColumns[c].section == sec && l.shown[c]) header += cell(kColumns[c].label, kColumns[c].width);
+    }
+  }
+  out.push_back(header);
+  for (const Row& r : rows) {
+    std::string line = pad_right(r.index, 3);
+    if (l.name > 0) line += " " + pad_right(name_in(r.name, l.name), l.name);
+    if (!r.lost.empty()) {
+      out.push_back(line + " | " + r.lost);
+      continue;
+    }
+    for (int sec = 0; sec < 4; ++sec) {
+      bool any = false;
+      for (size_t c = 0; c < kColumns.size(); ++c) any = any || (kColumns[c].section == sec && l.shown[c]);
+      if (!any) continue;
+      line += " | " + std::string(l.titles ? std::string_view(kSections[sec]).size() : 0, ' ');
+      for (size_t c = 0; c < kColumns.size(); ++c) {
+        if (kColumns[c].section != sec || !l.shown[c]) continue;
+        const auto& [text, style] = r.values[c];
+        std::string v = cell(text, kColumns[c].width);
+        const size_t lead = v.find_first_not_of(' ');
+        if (*style && lead != std::string::npos) v = v.substr(0, lead) + style + v.substr(lead) + reset;
+        line += v;
+      }
+    }
+    out.push_back(line);
+  }
+  return out;
+}
+
+int widest(const std::vector<std::string>& lines) {
+  int w = 0;
+  for (const auto& l : lines) w = std::max(w, display_width(l));
+  return w;
+}
+
 // Renders the table from the JSON document (the same one the API serves).
 // `note` (may be empty) is printed under the simulated-data banner.
-int print_table(const std::string& json, bool colour, const std::string& note, std::ostream& out) {
+int print_table(const std::string& json, bool colour, int width, const std::string& note, std::ostream& out) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (parser.parse(json).get(doc)) {
@@ -177,43 +303,22 @@ int print_table(const std::string& json, bool colour, const std::string& note, s
     return kExitOk;
   }
   // Columns: a section title, then each value right-aligned under its
-  // label, so the header's separators line up with the rows'.
-  struct Column {
-    const char* label;
-    size_t width;
-  };
-  const std::vector<std::pair<std::string, std::vector<Column>>> layout = {
-      {"COMPUTE", {{"util", 5}, {"SM", 5}, {"occ", 5}, {"TC", 5}}},
-      {"MEMORY", {{"used", 9}, {"BW", 5}, {"frag", 5}}},
-      {"IO", {{"pcie rx/tx", 11}, {"link", 7}, {"nvl", 5}}},
-  };
-  auto cell = [](const std::string& v, size_t width) {
-    return v.size() >= width ? " " + v : std::string(width - v.size(), ' ') + v;
-  };
-  std::string header = "GPU NAME                    ";
-  for (const auto& [title, cols] : layout) {
-    header += " | " + title;
-    for (const auto& c : cols) header += cell(c.label, c.width);
-  }
-  out << header << " | HEALTH power temp clocks\n";
-  auto section = [&](size_t i, const std::vector<std::string>& values) {
-    std::string text(layout[i].first.size(), ' ');
-    for (size_t k = 0; k < values.size(); ++k) text += cell(values[k], layout[i].second[k].width);
-    return text;
-  };
+  // label, so the header's separators line up with the rows'. Where the
+  // table is wider than `width`, it narrows in the order of kNarrowing.
+  std::vector<Row> rows;
   for (const auto& g : gpus) {
-    std::string name = g.name.size() > 24 ? g.name.substr(0, 24) : g.name;
+    Row r{.index = g.index, .name = g.name, .lost = "", .values = {}};
     if (g.get("gpu_up", 1) == 0) {
-      out << format("%-3s %-24s | %sLOST: not answering (XID %g)%s\n", g.index.c_str(), name.c_str(), red,
-                    g.get("gpu_last_xid", 0), reset);
+      r.lost = format("%sLOST: not answering (XID %g)%s", red, g.get("gpu_last_xid", 0), reset);
+      rows.push_back(std::move(r));
       continue;
     }
     const double used = g.get("gpu_memory_used_bytes"), total = g.get("gpu_memory_total_bytes");
     char mem[32] = "-";
     if (used >= 0 && total > 0) std::snprintf(mem, sizeof mem, "%3.0f/%-3.0fG", used / (1 << 30), total / (1 << 30));
-    const double gen = g.get("gpu_pcie_link_generation"), width = g.get("gpu_pcie_link_width");
+    const double gen = g.get("gpu_pcie_link_generation"), width_x = g.get("gpu_pcie_link_width");
     char link[40] = "-";
-    if (gen >= 0) std::snprintf(link, sizeof link, "G%gx%g", gen, width);
+    if (gen >= 0) std::snprintf(link, sizeof link, "G%gx%g", gen, width_x);
     std::string throttle;
     for (const auto& [k, v] : g.fields) {
       if (k.starts_with("gpu_clock_event_active{") && v > 0 && k.find("gpu_idle") == std::string::npos) {
@@ -225,19 +330,30 @@ int print_table(const std::string& json, bool colour, const std::string& note, s
     char rxtx[32];
     std::snprintf(rxtx, sizeof rxtx, "%s/%s", pct(g.get("gpu_pcie_rx_bandwidth_util_ratio")).c_str(),
                   pct(g.get("gpu_pcie_tx_bandwidth_util_ratio")).c_str());
-    const std::string compute =
-        section(0, {pct(g.get("gpu_utilization_ratio")), pct(g.get("gpu_sm_active_ratio")),
-                    pct(g.get("gpu_sm_occupancy_ratio")), pct(g.get("gpu_tensor_core_util_ratio"))});
-    const std::string memory = section(
-        1, {mem, pct(g.get("gpu_mem_bandwidth_util_ratio")), pct(g.max_of("gpu_memory_fragmentation_ratio"))});
-    const std::string io = section(2, {rxtx, link, pct(g.get("gpu_nvlink_bandwidth_util_ratio"))});
     // Absent is not zero: a power or temperature the GPU does not give is "-".
-    const std::string watts = g.fields.count("gpu_power_watts") ? format("%.0fW", g.get("gpu_power_watts")) : "-";
-    const std::string celsius = g.fields.count("gpu_temperature_celsius") ? format("%3.0fC", temp) : "   -";
-    out << format("%-3s %-24s | %s | %s | %s | %12s %s%s%s %s%s%s\n", g.index.c_str(), name.c_str(), compute.c_str(),
-                  memory.c_str(), io.c_str(), watts.c_str(), temp > 80 ? red : "", celsius.c_str(), reset,
-                  throttle.empty() ? dim : red, throttle.empty() ? "ok" : throttle.c_str(), reset);
+    r.values = {{pct(g.get("gpu_utilization_ratio")), ""},
+                {pct(g.get("gpu_sm_active_ratio")), ""},
+                {pct(g.get("gpu_sm_occupancy_ratio")), ""},
+                {pct(g.get("gpu_tensor_core_util_ratio")), ""},
+                {mem, ""},
+                {pct(g.get("gpu_mem_bandwidth_util_ratio")), ""},
+                {pct(g.max_of("gpu_memory_fragmentation_ratio")), ""},
+                {rxtx, ""},
+                {link, ""},
+                {pct(g.get("gpu_nvlink_bandwidth_util_ratio")), ""},
+                {g.fields.count("gpu_power_watts") ? format("%.0fW", g.get("gpu_power_watts")) : "-", ""},
+                {g.fields.count("gpu_temperature_celsius") ? format("%3.0fC", temp) : "   -", temp > 80 ? red : ""},
+                {throttle.empty() ? "ok" : throttle, throttle.empty() ? dim : red}};
+    rows.push_back(std::move(r));
   }
+  Layout layout;
+  std::vector<std::string> table = render_table(layout, rows, reset);
+  for (const Narrowing& step : kNarrowing) {
+    if (width <= 0 || widest(table) <= width) break;
+    step.apply(layout);
+    table = render_table(layout, rows, reset);
+  }
+  for (const auto& line : table) out << line << "\n";
   std::vector<std::string> pushed;
   for (const auto& g : gpus) {
     for (auto& l : allocator_lines(g)) pushed.push_back(std::move(l));
@@ -246,10 +362,11 @@ int print_table(const std::string& json, bool colour, const std::string& note, s
     out << "in-process allocators (pushed):\n";
     for (const auto& l : pushed) out << l << "\n";
   }
-  out << dim
-            << "util: a kernel ran (nvidia-smi); SM: SMs busy; occ: warps resident; TC: tensor cores; BW: DRAM bandwidth; "
-               "frag: allocator slack, 1 - allocated/reserved (worst process); pcie: of peak"
-            << reset << "\n";
+  std::string legend;
+  for (size_t c = 0; c < kColumns.size(); ++c) {
+    if (layout.shown[c] && *kColumns[c].legend) legend += (legend.empty() ? "" : "; ") + std::string(kColumns[c].legend);
+  }
+  out << dim << legend << reset << "\n";
   return kExitOk;
 }
 
@@ -343,10 +460,12 @@ int run_snapshot(int argc, char** argv) {
   // them) cannot carry escape sequences to the terminal.
   std::ostringstream screen;
   print_snapshot_header(json, screen);
-  const int rc = print_table(json, isatty(STDOUT_FILENO), note, screen);
+  // The width to fit: COLUMNS, else the terminal's; none for a pipe.
+  const int width = output_width(STDOUT_FILENO);
+  const int rc = print_table(json, isatty(STDOUT_FILENO), width, note, screen);
   if (rc == kExitOk) print_snapshot_processes(json, proc_root, screen);
   if (rc == kExitOk) print_snapshot_findings(url, local.get(), last_ms, thresholds, isatty(STDOUT_FILENO), screen);
-  std::cout << terminal_safe(screen.str(), kTerminalLayout);
+  std::cout << fit_lines(terminal_safe(screen.str(), kTerminalLayout), width);
   return rc;
 }
 

@@ -436,10 +436,20 @@ std::vector<std::string> validate(const AgentConfig& c) {
   return problems;
 }
 
-std::string to_yaml(const AgentConfig& c) {
+namespace {
+
+// The keys `check-config` always shows: what `serve` runs with.
+bool always_shown(const std::string& key) {
+  return key == "listen" || key == "interval" || key == "history" || key == "sources";
+}
+
+// YAML of the keys `keep` accepts, in catalog order, sections opened as needed.
+template <typename Keep>
+std::string keys_yaml(const AgentConfig& c, Keep keep) {
   std::ostringstream o;
   std::vector<std::string> open;  // the sections printed above
   for (const auto& k : config_keys()) {
+    if (!keep(k)) continue;
     std::vector<std::string> parts;
     std::stringstream ss(k.key);
     for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
@@ -456,6 +466,23 @@ std::string to_yaml(const AgentConfig& c) {
     o << std::string(2 * (parts.size() - 1), ' ') << parts.back() << ": " << yaml_value(value, k.type) << "\n";
   }
   return o.str();
+}
+
+}  // namespace
+
+std::string to_yaml(const AgentConfig& c) {
+  return keys_yaml(c, [](const ConfigKey&) { return true; });
+}
+
+std::string to_yaml_summary(const AgentConfig& c, size_t& changed) {
+  const AgentConfig defaults;
+  changed = 0;
+  return keys_yaml(c, [&](const ConfigKey& k) {
+    if (always_shown(k.key)) return true;
+    const bool differs = k.show(c) != k.show(defaults);
+    changed += differs ? 1 : 0;
+    return differs;
+  });
 }
 
 std::string keys_markdown() {

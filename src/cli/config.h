@@ -157,8 +157,12 @@ std::vector<std::string> validate(const AgentConfig& config);
 // defaults (1 s, 1 h) they fit as set; at 100 ms an hour costs ten times
 // as much a series. Returns what it lowered, "" when nothing.
 std::string fit_series_budgets(AgentConfig& config);
-// The complete effective configuration as YAML, for check-config.
+// The complete effective configuration as YAML, for check-config --verbose.
 std::string to_yaml(const AgentConfig& config);
+// check-config's default: listen, interval, history and sources, then only
+// the keys whose value differs from the default (`changed` counts those).
+// Also a valid file meaning the same as the whole configuration.
+std::string to_yaml_summary(const AgentConfig& config, size_t& changed);
 // The key reference (markdown table) that docs/config.md carries.
 std::string keys_markdown();
 

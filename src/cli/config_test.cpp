@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace gpulens::cli {
 namespace {
 
@@ -85,6 +87,30 @@ TEST(Config, EffectiveConfigurationShowsEveryKeyAndReadsBack) {
   auto again = parse_config(yaml, "effective.yaml");
   ASSERT_TRUE(again) << again.status().message();
   EXPECT_EQ(to_yaml(*again), yaml);
+}
+
+TEST(Config, SummaryShowsWhatServeRunsWithAndTheKeysNotAtTheirDefaults) {
+  size_t changed = 99;
+  const std::string plain = to_yaml_summary(AgentConfig{}, changed);
+  EXPECT_EQ(changed, 0u);
+  EXPECT_EQ(plain, "listen: 127.0.0.1:9400\ninterval: 1s\nhistory: 1h\nsources: [nvml, host]\n");
+
+  auto c = parse_config("interval: 2s\nsource: {nvml: {calibration: /etc/c.json}}\n"
+                        "diagnose: {fragmentation: 0.6}\nrules: {gpu_util_low: {for: 30m}}\n",
+                        "t.yaml");
+  ASSERT_TRUE(c);
+  const std::string yaml = to_yaml_summary(*c, changed);
+  EXPECT_EQ(changed, 3u) << yaml;  // interval is shown anyway, not counted
+  EXPECT_NE(yaml.find("interval: 2s\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("source:\n  nvml:\n    calibration: /etc/c.json\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("diagnose:\n  fragmentation: 0.6\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("rules:\n  gpu_util_low:\n    for: 30m\n"), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("threshold"), std::string::npos) << yaml;  // a default: left out
+  EXPECT_LT(std::count(yaml.begin(), yaml.end(), '\n'), 15) << yaml;
+  // The summary is a valid file meaning the same as the whole configuration.
+  auto again = parse_config(yaml, "summary.yaml");
+  ASSERT_TRUE(again) << again.status().message();
+  EXPECT_EQ(to_yaml(*again), to_yaml(*c));
 }
 
 TEST(Config, FlagsGetTheSameChecks) {

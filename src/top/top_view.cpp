@@ -25,8 +25,22 @@ constexpr const char* kReverse = "\033[7m";
 
 bool continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
+// Whether the character starting at `i` belongs to a word (a number, a
+// name): anything but a space, a box-drawing or a block character
+// (U+2500..U+259F: separators, bars, sparklines), which may be cut anywhere.
+bool word_char(std::string_view s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c == ' ') return false;
+  if (c == 0xE2 && i + 1 < s.size()) {
+    const auto d = static_cast<unsigned char>(s[i + 1]);
+    if (d >= 0x94 && d <= 0x96) return false;
+  }
+  return true;
+}
+
 // One screen line: text added piece by piece, clipped at the width, each
-// piece in its own style.
+// piece in its own style. A piece that does not fit is cut before the word
+// it would split ("0.09 GPU-h lost" never becomes "0"), and the line is full.
 class Line {
  public:
   Line(int width, bool colour) : width_(width), colour_(colour) {}
@@ -38,17 +52,40 @@ class Line {
     const std::string_view s = safe;
     size_t end = 0;
     int cols = 0;
+    std::vector<size_t> starts;  // where each character shown starts
     while (end < s.size() && cols < width_ - col_) {
+      starts.push_back(end);
       ++end;
       while (end < s.size() && continuation(s[end])) ++end;
       ++cols;
+    }
+    const bool clipped = end < s.size();
+    if (clipped && word_char(s, end)) {
+      // Back to the start of the word the width cuts (words before this
+      // piece were whole: a cut there is at a piece boundary).
+      while (cols > 0 && word_char(s, starts[static_cast<size_t>(cols - 1)])) --cols;
+      end = starts[static_cast<size_t>(cols)];
     }
     const bool styled = colour_ && style && *style;
     if (styled) out_ += style;
     out_.append(s.substr(0, end));
     if (styled) out_ += kReset;
-    col_ += cols;
+    col_ = clipped ? width_ : col_ + cols;
     return *this;
+  }
+  // `text` only if all of it fits; else nothing, and the line is full.
+  Line& whole(std::string_view text, const char* style = nullptr) {
+    if (width_of(text) > width_ - col_) {
+      col_ = width_;
+      return *this;
+    }
+    return add(text, style);
+  }
+  // Columns `text` takes, as add() counts them.
+  static int width_of(std::string_view text) {
+    int n = 0;
+    for (char c : terminal_safe(text)) n += continuation(c) ? 0 : 1;
+    return n;
   }
   // `s` clipped or padded to exactly `w` columns.
   Line& cell(std::string_view s, int w, const char* style = nullptr) {
@@ -160,12 +197,16 @@ struct Columns {
   int x_compute, x_memory, x_io, x_health;
 };
 
+// Narrower than the layers' bars need, the bars go first (a layer is then
+// its values alone, 11 columns); narrower still, the layers that do not fit
+// whole are left out from the right: HEALTH, then IO, then MEMORY.
 Columns columns_for(int width) {
   Columns c{};
   c.name = std::clamp(width / 8, 8, 20);
   const int health = std::clamp(width / 5, 16, 30);
-  c.layer = std::max(14, (width - 4 - c.name - 1 - health) / 3);
+  c.layer = std::max(11, (width - 4 - c.name - 1 - health) / 3);
   c.bar = c.layer - 11;  // " 100%" value column and the "│ " separator
+  if (c.bar < 3) c.bar = 0;
   c.x_compute = 4 + c.name + 1;
   c.x_memory = c.x_compute + c.layer;
   c.x_io = c.x_memory + c.layer;
@@ -173,21 +214,37 @@ Columns columns_for(int width) {
   return c;
 }
 
-void gpu_lines(const TopGpu& g, const Columns& c, const ViewOptions& o, bool with_history, std::vector<std::string>& out) {
+// The shortest health text shown: "65°C 350W ok".
+constexpr int kHealthMin = 12;
+
+// At most `w` columns of a GPU's name, cut between words ("A100-SXM4-80GB"
+// at 8: "A100"), never inside one ("80GB" does not become "80G").
+std::string short_name(const std::string& name, int w) {
+  if (static_cast<int>(name.size()) <= w) return name;
+  size_t cut = static_cast<size_t>(std::max(0, w));
+  while (cut > 0 && name[cut] != ' ' && name[cut] != '-') --cut;
+  return name.substr(0, cut);
+}
+
+// The GPU's line (`true`), or its LOST line (`false`: no history under it).
+bool gpu_line(const TopGpu& g, const Columns& c, const ViewOptions& o, std::vector<std::string>& out) {
   const char* sep = o.unicode ? "│ " : "| ";
   Line l(o.width, o.colour);
+  auto done = [&](const Line& line) {
+    out.push_back(line.str());
+    return true;
+  };
   l.add(right(g.index, 3), kBold).add(" ");
   std::string name = g.name;
   if (name.starts_with("NVIDIA ")) name = name.substr(7);
-  l.add(name.substr(0, static_cast<size_t>(c.name))).to(c.x_compute);
+  l.add(short_name(name, c.name)).to(c.x_compute);
   if (g.get("gpu_up") == 0) {
     char xid[48] = "";
     if (!std::isnan(g.get("gpu_last_xid"))) std::snprintf(xid, sizeof xid, " (XID %.0f)", g.get("gpu_last_xid"));
-    l.add(std::string("LOST: not answering") + xid, kRed);
-    if (!g.job.empty()) l.add("  job " + g.job, kDim);
+    l.add("LOST: not answering", kRed).whole(xid, kRed);
+    if (!g.job.empty()) l.whole("  job " + g.job, kDim);
     out.push_back(l.str());
-    if (with_history) out.emplace_back();
-    return;
+    return false;
   }
   // Compute: SM active (the coarse utilisation where it is absent).
   double sm = g.get("gpu_sm_active_ratio");
@@ -195,43 +252,53 @@ void gpu_lines(const TopGpu& g, const Columns& c, const ViewOptions& o, bool wit
   if (coarse) sm = g.get("gpu_utilization_ratio");
   l.add(bar(sm, c.bar, o.unicode), kGreen).cell(right(pct(sm), 5) + (coarse ? "*" : " "), c.x_memory - 2 - l.col());
   l.add(sep, kDim);
+  if (c.x_io > o.width) return done(l);
   // Memory: framebuffer used of total.
   const double used = g.get("gpu_memory_used_bytes"), total = g.get("gpu_memory_total_bytes");
   const double fill = total > 0 ? used / total : std::nan("");
   std::string mem = std::isnan(fill) ? "-" : fmt("%.0f", used / (1 << 30)) + "/" + fmt("%.0fG", total / (1 << 30));
   l.add(bar(fill, c.bar - 2, o.unicode), fill >= 0.95 ? kRed : kCyan).cell(right(mem, 8), c.x_io - 2 - l.col());
   l.add(sep, kDim);
+  if (c.x_health > o.width) return done(l);
   // IO: the busier PCIe direction, of the link's measured or nominal peak.
   const double rx = g.get("gpu_pcie_rx_bandwidth_util_ratio"), tx = g.get("gpu_pcie_tx_bandwidth_util_ratio");
   const double io = std::isnan(rx) ? tx : std::isnan(tx) ? rx : std::max(rx, tx);
   l.add(bar(io, c.bar, o.unicode), io >= 0.8 ? kYellow : kCyan).cell(right(pct(io), 5), c.x_health - 2 - l.col());
   l.add(sep, kDim);
+  if (c.x_health + kHealthMin > o.width) return done(l);
   // Health: temperature, power, clock events.
   const double temp = g.get("gpu_temperature_celsius"), power = g.get("gpu_power_watts");
   if (!std::isnan(temp)) l.add(fmt(o.unicode ? "%.0f°C" : "%.0fC", temp), temp > 80 ? kRed : nullptr).add(" ");
   if (!std::isnan(power)) l.add(fmt("%.0fW", power)).add(" ");
   const std::string events = throttled(g);
   l.add(events.empty() ? "ok" : events, events.empty() ? kDim : kRed);
-  if (!g.job.empty()) l.add("  job " + g.job, kDim);
-  out.push_back(l.str());
-  if (!with_history) return;
+  if (!g.job.empty()) l.whole("  job " + g.job, kDim);
+  return done(l);
+}
 
+void history_line(const TopGpu& g, const Columns& c, const ViewOptions& o, std::vector<std::string>& out) {
+  const char* sep = o.unicode ? "│ " : "| ";
+  const double temp = g.get("gpu_temperature_celsius");
   Line h(o.width, o.colour);
+  auto done = [&] { out.push_back(h.str()); };
   h.to(c.x_compute);
   h.add(spark(g.history[kCompute], c.bar, 0, 1, o.unicode), kGreen);
   h.cell(right("u" + pct(g.get("gpu_utilization_ratio")), 6), c.x_memory - 2 - h.col(), kDim);
   h.add(sep, kDim);
+  if (c.x_io > o.width) return done();
   h.add(spark(g.history[kMemory], c.bar - 2, 0, 1, o.unicode), kCyan);
   h.cell(right("BW " + pct(g.get("gpu_mem_bandwidth_util_ratio")), 8), c.x_io - 2 - h.col(), kDim);
   h.add(sep, kDim);
+  if (c.x_health > o.width) return done();
   h.add(spark(g.history[kIo], c.bar, 0, 1, o.unicode), kCyan);
   h.cell(right("nvl " + pct(g.get("gpu_nvlink_bandwidth_util_ratio")), 8), c.x_health - 2 - h.col(), kDim);
   h.add(sep, kDim);
+  if (c.x_health + kHealthMin > o.width) return done();
   const double clk = g.get("gpu_sm_clock_hertz") / g.get("gpu_sm_clock_max_hertz");
   h.add(spark(g.history[kHealth], std::max(4, std::min(12, o.width - c.x_health - 12)), 30, 95, o.unicode),
         temp > 80 ? kRed : kYellow)
       .add(" clk " + pct(clk));
-  out.push_back(h.str());
+  done();
 }
 
 void finding_lines(const TopModel& m, const ViewOptions& o, std::vector<std::string>& out) {
@@ -270,13 +337,33 @@ void finding_lines(const TopModel& m, const ViewOptions& o, std::vector<std::str
                           f.explained_by.cause + ")  ",
                 kDim);
         }
-        // Two numbers of evidence (a flag that merely repeats the cause says nothing).
+        // Two numbers of evidence (a flag that merely repeats the cause says
+        // nothing) and the GPU-hours lost, each whole or not at all: where
+        // they do not all fit, the second evidence goes first, then the
+        // first, then the GPU-hours.
+        struct Piece {
+          std::string text;
+          int keep;  // the higher, the later it goes
+          const char* style;
+        };
+        std::vector<Piece> pieces;
         size_t first = !f.evidence.empty() && f.evidence[0].signal == f.cause ? 1 : 0;
         for (size_t i = first; i < std::min<size_t>(f.evidence.size(), first + 2); ++i) {
           const diagnose::Evidence& e = f.evidence[i];
-          l.add(e.signal + " " + diagnose::num(e.value) + " vs " + diagnose::num(e.threshold) + "  ");
+          pieces.push_back({e.signal + " " + diagnose::num(e.value) + " vs " + diagnose::num(e.threshold) + "  ",
+                            i == first ? 2 : 1, nullptr});
         }
-        if (f.waste_gpu_seconds > 0) l.add(diagnose::num(f.waste_gpu_seconds / 3600) + " GPU-h lost  ", kDim);
+        if (f.waste_gpu_seconds > 0) pieces.push_back({diagnose::num(f.waste_gpu_seconds / 3600) + " GPU-h lost  ", 3, kDim});
+        auto room_needed = [&] {
+          int n = 0;
+          for (const Piece& p : pieces) n += Line::width_of(p.text);
+          return n - 2;  // the last piece's trailing spaces are not drawn
+        };
+        while (!pieces.empty() && room_needed() > o.width - l.col()) {
+          pieces.erase(std::min_element(pieces.begin(), pieces.end(),
+                                        [](const Piece& a, const Piece& b) { return a.keep < b.keep; }));
+        }
+        for (const Piece& p : pieces) l.add(p.text, p.style);
         out.push_back(l.str());
         // The action's first sentence, under it.
         Line act(o.width, o.colour);
@@ -353,21 +440,26 @@ Screen render(const TopModel& m, const ViewOptions& o) {
     const char* sep = o.unicode ? "│ " : "| ";
     const std::string hist = m.history_range_ms > 0 ? " (" + format_duration(m.history_range_ms) + ")" : "";
     const std::string dot = o.unicode ? " · " : ", ";
-    // The long label where it fits, else the layer's name.
+    // The long label where it fits, else the layer's name; a layer the
+    // rows leave out (it does not fit) has no label either.
     auto label = [&](const std::string& full, const char* brief, int w) {
-      l.cell(columns(full) <= w ? full : brief, w, kBold).add(sep, kDim);
+      l.cell(columns(full) < w ? full : brief, w, kBold).add(sep, kDim);
     };
     l.add("GPU NAME", kBold).to(c.x_compute);
     label("COMPUTE SM active" + hist, "COMPUTE", c.x_memory - 2 - c.x_compute);
-    label("MEMORY used" + dot + "BW", "MEMORY", c.x_io - 2 - l.col());
-    label("IO PCIe" + dot + "NVLink", "IO", c.x_health - 2 - l.col());
-    l.add(o.width - l.col() >= 24 ? "HEALTH temp power clocks" : "HEALTH", kBold);
+    if (c.x_io <= o.width) label("MEMORY used" + dot + "BW", "MEMORY", c.x_io - 2 - l.col());
+    if (c.x_health <= o.width) label("IO PCIe" + dot + "NVLink", "IO", c.x_health - 2 - l.col());
+    if (c.x_health + kHealthMin <= o.width) l.add(o.width - l.col() >= 24 ? "HEALTH temp power clocks" : "HEALTH", kBold);
     top.push_back(l.str());
   }
   // The history lines go when they would push the GPUs off the screen.
   const int room = o.height > 0 ? o.height - static_cast<int>(top.size()) - 1 : 1 << 20;
   const bool with_history = m.history_range_ms > 0 && static_cast<int>(m.gpus.size()) * 2 + 4 <= room;
-  for (const TopGpu& g : m.gpus) gpu_lines(g, c, o, with_history, body);
+  for (const TopGpu& g : m.gpus) {
+    const bool up = gpu_line(g, c, o, body);
+    if (with_history && up) history_line(g, c, o, body);
+    if (with_history && !up) body.emplace_back();
+  }
   if (m.gpus.empty()) {
     Line l(o.width, o.colour);
     body.push_back(l.add("  no GPUs: the sources report none", kDim).str());

@@ -155,6 +155,65 @@ TEST(TopView, EveryLineFitsTheWidth) {
   }
 }
 
+// The words of a line: split at spaces and at box-drawing and block
+// characters (separators, bars, sparklines).
+std::vector<std::string> words(const std::string& line) {
+  std::vector<std::string> out;
+  std::string w;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const auto c = static_cast<unsigned char>(line[i]);
+    const bool drawing = c == 0xE2 && i + 2 < line.size() && static_cast<unsigned char>(line[i + 1]) >= 0x94 &&
+                         static_cast<unsigned char>(line[i + 1]) <= 0x96;
+    if (c == ' ' || drawing) {
+      if (!w.empty()) out.push_back(w);
+      w.clear();
+      if (drawing) i += 2;
+      continue;
+    }
+    w += line[i];
+  }
+  if (!w.empty()) out.push_back(w);
+  return out;
+}
+
+TEST(TopView, NarrowScreensLeaveOutWholeWordsNeverPartsOfThem) {
+  for (bool unicode : {true, false}) {
+    ViewOptions wide{.width = 1000, .height = 0, .unicode = unicode, .origin = "http://127.0.0.1:9400"};
+    const Screen all = render(model(), wide);
+    for (int width : {40, 80, 120, 200}) {
+      ViewOptions o = wide;
+      o.width = width;
+      const Screen s = render(model(), o);
+      ASSERT_EQ(s.lines.size(), all.lines.size()) << width;
+      for (size_t i = 0; i < s.lines.size(); ++i) {
+        EXPECT_LE(columns(s.lines[i]), width) << width << ": " << s.lines[i];
+        // Every word shown is a word of the same line at full width: a
+        // number is whole ("0.09", never "0" or "0.0"), a name is cut between words.
+        const auto full = words(all.lines[i]);
+        for (const std::string& w : words(s.lines[i])) {
+          if (w.find_first_not_of("#._-:=+*") == std::string::npos) continue;  // an ASCII bar or sparkline
+          EXPECT_NE(std::find(full.begin(), full.end(), w), full.end())
+              << width << ": \"" << w << "\" in \"" << s.lines[i] << "\" is not a word of \"" << all.lines[i] << "\"";
+        }
+      }
+      const std::string text = joined(s);
+      // The finding keeps its GPU-hours lost before its evidence.
+      if (width >= 80) {
+        EXPECT_NE(text.find("0.09 GPU-h lost"), std::string::npos) << width << "\n" << text;
+      }
+      if (width >= 120) {
+        EXPECT_NE(text.find("temperature 90.50 vs 80"), std::string::npos) << width << "\n" << text;
+      }
+      // The layers leave from the right: COMPUTE and MEMORY are always there.
+      EXPECT_NE(text.find("88%"), std::string::npos) << width << "\n" << text;
+      EXPECT_NE(text.find("60/80G"), std::string::npos) << width << "\n" << text;
+      if (width >= 80) {  // HEALTH: GPU 0's temperature
+        EXPECT_NE(text.find(unicode ? "65°C" : "65C"), std::string::npos) << width << "\n" << text;
+      }
+    }
+  }
+}
+
 TEST(TopView, HistoryLinesGoWhenTheGpusWouldNotFit) {
   ViewOptions tall{.width = 120, .height = 40};
   ViewOptions short_{.width = 120, .height = 9};

@@ -202,6 +202,17 @@ set +e; "$GPULENS" serve --source sim --scenario "$work/scenario.yaml" --listen 
 grep -q "scenario.yaml:4:.*duty: 7 is out of range" "$work/err" || fail "scenario error text: $(cat "$work/err")"
 printf 'sources: [sim]\nsource:\n  sim: {scenario: power-cap}\n' > "$work/good.yaml"
 "$GPULENS" check-config "$work/good.yaml" | grep "scenario: power-cap" >/dev/null || fail "check-config on a valid file"
+# By default a summary (what serve runs with, the keys not at their default);
+# --verbose prints every key of `check-config --keys`, each on its own line.
+"$GPULENS" check-config "$work/good.yaml" >"$work/summary.txt"
+(($(wc -l <"$work/summary.txt") <= 10)) || fail "check-config prints $(wc -l <"$work/summary.txt") lines by default"
+grep -qx 'sources: \[sim\]' "$work/summary.txt" || fail "the summary lacks sources: $(cat "$work/summary.txt")"
+"$GPULENS" check-config --verbose "$work/good.yaml" >"$work/verbose.txt"
+keys=$("$GPULENS" check-config --keys | grep -c '^| `')
+values=$(grep -vcE '^#|^ *[a-z_0-9]+:$' "$work/verbose.txt")
+[[ $values == "$keys" ]] || fail "check-config --verbose prints $values values for $keys keys"
+grep -q "^# $work/good.yaml: valid; $((keys - 5)) keys at the default not shown" "$work/summary.txt" ||
+  fail "the summary's header does not count the keys left out: $(head -1 "$work/summary.txt")"
 set +e; "$GPULENS" serve --source sim --proc-root /nonexistent --listen 127.0.0.1:0 --help >/dev/null; rc=$?; set -e
 [[ $rc -eq 0 ]] || fail "--help exit $rc"
 

@@ -35,6 +35,12 @@ check_same deploy/kubernetes/overlays/dcgm-names/prometheusrule.yaml --dcgm-name
 check_same deploy/helm/gpulens/files/gpulens-rules.yml
 check_same deploy/helm/gpulens/files/gpulens-rules-dcgm.yml --dcgm-names
 
+# The documented ways to check generated rules with promtool as Debian ships
+# it (it reads no "-"; a pipe goes through /dev/stdin), or through a file.
+"$gpulens" rules | promtool check rules /dev/stdin >/dev/null || fail "gpulens rules | promtool check rules /dev/stdin"
+"$gpulens" rules -o "$tmp/o.yml" && promtool check rules "$tmp/o.yml" >/dev/null || fail "gpulens rules -o FILE"
+cmp -s "$tmp/o.yml" "$root/deploy/prometheus/gpulens-rules.yml" || fail "gpulens rules -o wrote other rules than stdout"
+
 # A config with other thresholds gives rules promtool accepts, with them in.
 cat >"$tmp/cfg.yaml" <<'YAML'
 rules:

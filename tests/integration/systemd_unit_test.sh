@@ -4,6 +4,8 @@
 # turns the kmsg source on with the one privilege it needs (CAP_SYSLOG, the
 # /dev/kmsg device), and an agent that cannot read its kernel log says so
 # once and goes on serving.
+# `systemctl reload` works: the unit's ExecReload command, run with $MAINPID
+# set to a running agent, makes it re-read its file (one `reload` log line).
 #
 #   systemd_unit_test.sh GPULENS
 #
@@ -14,13 +16,39 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 command -v systemd-analyze >/dev/null || { echo "SKIP: systemd-analyze not installed"; exit 77; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+agent=""
+trap '[[ -n $agent ]] && kill "$agent" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 sed "s|/usr/local/bin/gpulens|$gpulens|" "$root/deploy/systemd/gpulens.service" >"$tmp/gpulens.service"
 timeout 60 systemd-analyze verify "$tmp/gpulens.service" 2>"$tmp/err" || fail "systemd-analyze: $(cat "$tmp/err")"
 # Warnings are printed without failing; there must be none about this unit.
 if grep -i "gpulens.service" "$tmp/err"; then fail "systemd-analyze warns about the unit"; fi
+# verify checks ExecReload's command too: a missing one fails it.
+sed 's|^ExecReload=/bin/kill |ExecReload=/nonexistent/kill |' "$tmp/gpulens.service" >"$tmp/broken.service"
+if timeout 60 systemd-analyze verify "$tmp/broken.service" 2>/dev/null; then
+  fail "systemd-analyze verify accepts a missing ExecReload command: the check above proves nothing"
+fi
+
+# ExecReload sends SIGHUP to the main process: the agent reloads its file.
+reload=$(sed -n 's|^ExecReload=||p' "$root/deploy/systemd/gpulens.service")
+[[ $reload == '/bin/kill -HUP $MAINPID' ]] || fail "ExecReload is '$reload', want '/bin/kill -HUP \$MAINPID'"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+printf 'listen: 127.0.0.1:%s\nsources: [sim]\n' "$port" >"$tmp/agent.yaml"
+"$gpulens" serve --config "$tmp/agent.yaml" >"$tmp/agent.log" 2>&1 &
+agent=$!
+for _ in $(seq 100); do
+  grep -q "serving url=" "$tmp/agent.log" && break
+  kill -0 "$agent" 2>/dev/null || fail "the agent exited: $(cat "$tmp/agent.log")"
+  sleep 0.2
+done
+printf 'listen: 127.0.0.1:%s\nsources: [sim]\ndiagnose: {pcie_util: 0.7}\n' "$port" >"$tmp/agent.yaml"
+MAINPID=$agent sh -c "$reload" || fail "ExecReload's command failed"
+for _ in $(seq 50); do grep -q "reload.*result=applied" "$tmp/agent.log" && break; sleep 0.2; done
+grep -qE 'reload signal=SIGHUP .*result=applied applied="?diagnose\.pcie_util"? ' "$tmp/agent.log" ||
+  fail "ExecReload did not reload the agent: $(cat "$tmp/agent.log")"
+kill -0 "$agent" 2>/dev/null || fail "the agent stopped on reload"
+kill "$agent"; wait "$agent" 2>/dev/null || true; agent=""
 grep -q '^ExecStart=/usr/local/bin/gpulens serve ' "$root/deploy/systemd/gpulens.service" || fail "ExecStart is not gpulens serve"
 unit=$root/deploy/systemd/gpulens.service
 grep -q '^ExecStart=.* --source=nvml,host,kmsg ' "$unit" || fail "ExecStart does not pin --source=nvml,host,kmsg"
