@@ -11,7 +11,8 @@
 # peak; measures one collection per GPU with and without the slow tier at
 # 1 s sampling; and lists MIG mode and instances (MIG is never switched: that
 # needs a GPU reset); shows `gpulens top --once` on the real NVML source
-# (a row per GPU). Exit 0 when every check passes, 1 otherwise; a gpulens
+# (a row per GPU); runs the agent with the kernel-log source on the real
+# /dev/kmsg and lists the recovery fields the driver answers. Exit 0 when every check passes, 1 otherwise; a gpulens
 # that does not build here skips the calibrate checks and says so.
 #
 #   tools/device-check.sh                 # GPU 0, build in build-device-check/
@@ -129,6 +130,29 @@ fi
 echo "== collection cost at 1 s sampling, untiered and tiered (slow tier 10 s)"
 timeout 30 "$PROBE" 11 1000 "" "" 0 >"$OUT/cost-untiered.probe" 2>&1
 timeout 30 "$PROBE" 11 1000 "" "" 10000 >"$OUT/cost-tiered.probe" 2>&1
+
+# The kernel log source and the driver's recovery fields on the real node:
+# the agent with nvml,kmsg for 12 s (no fault injected): the source starts
+# (or says which privilege it lacks), its CPU, and which of the recovery
+# action, repair status and NVLink recovery counters this driver answers.
+echo "== kmsg source and recovery fields"
+if [ -x "$GPULENS_BIN" ]; then
+  port=$((20000 + RANDOM % 20000))
+  "$GPULENS_BIN" serve --listen "127.0.0.1:$port" --source nvml,kmsg --interval 1s >"$OUT/kmsg-agent.log" 2>&1 &
+  agent=$!
+  sleep 2
+  t0=$(awk '{print $14 + $15}' "/proc/$agent/stat" 2>/dev/null || echo 0)
+  sleep 10
+  t1=$(awk '{print $14 + $15}' "/proc/$agent/stat" 2>/dev/null || echo 0)
+  curl -fsS "http://127.0.0.1:$port/metrics" >"$OUT/kmsg-metrics.txt" 2>&1
+  echo "agent CPU over 10 s: $(( (t1 - t0) * 10 )) ms" | tee "$OUT/kmsg-cpu.txt"
+  kill "$agent"; wait "$agent" 2>/dev/null
+  grep -E '^gpulens_source_up\{source="kmsg"|^gpu_recovery_action|^gpu_repair_pending|^gpu_nvlink_link_recover|^gpu_row_remap_pending' \
+    "$OUT/kmsg-metrics.txt" | head -20
+  grep -m2 -E 'kmsg' "$OUT/kmsg-agent.log"
+else
+  echo "SKIP kmsg: no gpulens binary"
+fi
 
 echo "== MIG"
 nvidia-smi -i "$GPU" --query-gpu=mig.mode.current,mig.mode.pending --format=csv,noheader 2>&1 | tee "$OUT/mig.txt"
