@@ -112,6 +112,11 @@ TEST(ServingRules, FullKvCacheWithPreemptionsAndDegradedLatencyIsKvCachePressure
   EXPECT_EQ(find(r, "overload"), nullptr) << "the KV cache is the limit: not a capacity problem";
   EXPECT_NE(f->action.find("max-num-seqs"), std::string::npos);
   EXPECT_EQ(r.hosts[0].gpus[0].findings.front().cause, "kv_cache_pressure") << report_text(r, false);
+  // The waste summary charges the cause its GPU time: the SMs' idle share
+  // (1 - 0.8) over the ~10 minutes it fired (5 min pending excluded).
+  ASSERT_TRUE(r.waste_by_cause.contains("kv_cache_pressure"));
+  EXPECT_GT(r.waste_by_cause.at("kv_cache_pressure"), 0.2 * 240);
+  EXPECT_LT(r.waste_by_cause.at("kv_cache_pressure"), 0.2 * 900);
 }
 
 TEST(ServingRules, KvCachePressureThresholdsBothSides) {
