@@ -47,7 +47,7 @@ bool Report::has_findings(Severity at_least) const {
 const std::vector<std::string_view>& cause_order() {
   static const std::vector<std::string_view> order{
       "hardware_errors", "input_pipeline", "host_transfer",    "memory_bandwidth", "network_fallback",
-      "communication",   "kernel_launch",  "topology",         "thermal_throttle", "power_cap",
+      "communication",   "kv_cache_pressure", "overload", "kernel_launch",  "topology",         "thermal_throttle", "power_cap",
       "pcie_link_degraded", "memory_fragmentation", "memory_pressure", "idle", "small_batch"};
   return order;
 }

@@ -35,6 +35,8 @@ inline constexpr std::string_view kEvidenceNames[] = {
     "nic_util", "ib_bps", "ib_util", "nvlink_util",
     // kernel_launch, small_batch
     "sm_occupancy", "latency_p99", "latency_mean",
+    // kv_cache_pressure, overload
+    "kv_cache_usage", "preemption_rate", "requests_waiting", "requests_running", "ttft_p99",
     // thermal_throttle, power_cap
     "thermal_throttle", "temperature", "sm_clock_ratio", "power_throttle", "power_over_limit",
     // memory_fragmentation, memory_pressure, idle

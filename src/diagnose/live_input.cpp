@@ -57,7 +57,7 @@ SignalSet signals_from_history(const SeriesRegistry& registry, const History& hi
       if (!known_name(name)) continue;
       for (uint32_t s : registry.slots_of(f.id)) {
         const gpulens::Series& se = registry.series(s);
-        if (histogram && !se.extra.starts_with("le=")) continue;  // _sum, _count
+        if (histogram && histogram_part(se.extra).suffix != "_bucket") continue;  // _sum, _count
         slots.push_back({s, name, parse_labels(se.labels), f.type == MetricType::kCounter});
       }
     }

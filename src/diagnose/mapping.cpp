@@ -106,6 +106,10 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["serving_request_duration_seconds_total"] = {{.kind = K::kTritonDuration, .counter = true}};
     t["serving_requests_succeeded_total"] = {{.kind = K::kTritonSuccess, .counter = true}};
     t["serving_request_latency_p99_seconds"] = {host(H::kLatencyP99)};
+    t["serving_kv_cache_usage_ratio"] = {host(H::kKvCacheUsage)};
+    t["serving_preemptions_total"] = {host(H::kPreemptionRate, true)};
+    t["serving_prompt_tokens_total"] = {host(H::kPromptTokensRate, true)};
+    t["serving_generation_tokens_total"] = {host(H::kGenerationTokensRate, true)};
     t["gpu_health_status"] = {gpu(G::kHealthStatus)};
     t["gpu_clock_events_recent"] = {carried(CarriedSig::kClockEventsRecent)};
     t["gpu_p2p_status"] = {carried(CarriedSig::kP2pStatus)};
@@ -152,9 +156,19 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     // vLLM
     t["vllm:num_requests_running"] = {host(H::kRequestsRunning)};
     t["vllm:num_requests_waiting"] = {host(H::kRequestsWaiting)};
+    // V0's name and V1's for the same ratio of KV-cache blocks in use (0..1
+    // in both, despite "perc"; docs/serving.md).
+    t["vllm:gpu_cache_usage_perc"] = {host(H::kKvCacheUsage)};
+    t["vllm:kv_cache_usage_perc"] = {host(H::kKvCacheUsage)};
+    t["vllm:num_preemptions_total"] = {host(H::kPreemptionRate, true)};
+    t["vllm:prompt_tokens_total"] = {host(H::kPromptTokensRate, true)};
+    t["vllm:generation_tokens_total"] = {host(H::kGenerationTokensRate, true)};
     // SGLang, TGI (reference: inprocess-and-protocol facts §6)
     t["sglang:num_running_reqs"] = {host(H::kRequestsRunning)};
     t["sglang:num_queue_reqs"] = {host(H::kRequestsWaiting)};
+    t["sglang:token_usage"] = {host(H::kKvCacheUsage)};  // KV-cache tokens in use over the pool, 0..1
+    t["sglang:prompt_tokens_total"] = {host(H::kPromptTokensRate, true)};
+    t["sglang:generation_tokens_total"] = {host(H::kGenerationTokensRate, true)};
     t["tgi_batch_current_size"] = {host(H::kRequestsRunning)};
     t["tgi_queue_size"] = {host(H::kRequestsWaiting)};
     // Triton
@@ -182,15 +196,37 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
 }
 
 // Names whose binding depends on labels (handled in map_series()).
+// Latency histograms (their _bucket series) by the p99 signal each gives:
+// end to end, time to first token, between output tokens, queued. vLLM V0's
+// time_per_output_token is V1's inter_token_latency (renamed in V1).
+struct LatencyHistogram {
+  std::string_view bucket;
+  HostSig p99;
+};
+constexpr LatencyHistogram kLatencyHistograms[] = {
+    {"serving_request_latency_seconds_bucket", HostSig::kLatencyP99},
+    {"vllm:e2e_request_latency_seconds_bucket", HostSig::kLatencyP99},
+    {"sglang:e2e_request_latency_seconds_bucket", HostSig::kLatencyP99},
+    {"tgi_request_duration_bucket", HostSig::kLatencyP99},
+    {"serving_time_to_first_token_seconds_bucket", HostSig::kTtftP99},
+    {"vllm:time_to_first_token_seconds_bucket", HostSig::kTtftP99},
+    {"sglang:time_to_first_token_seconds_bucket", HostSig::kTtftP99},
+    {"serving_inter_token_latency_seconds_bucket", HostSig::kInterTokenP99},
+    {"vllm:time_per_output_token_seconds_bucket", HostSig::kInterTokenP99},
+    {"vllm:inter_token_latency_seconds_bucket", HostSig::kInterTokenP99},
+    {"sglang:time_per_output_token_seconds_bucket", HostSig::kInterTokenP99},
+    {"serving_queue_time_seconds_bucket", HostSig::kQueueTimeP99},
+    {"vllm:request_queue_time_seconds_bucket", HostSig::kQueueTimeP99},
+    {"tgi_request_queue_duration_bucket", HostSig::kQueueTimeP99},
+};
+
 constexpr std::string_view kLabelled[] = {
     "host_cpu_seconds_total",         "node_cpu_seconds_total",
     "gpu_clock_event_active",         "gpu_xid_errors_total",
     "gpu_ecc_errors_total",           "host_network_receive_bytes_total",
     "host_network_transmit_bytes_total", "host_network_speed_bytes",
     "node_network_receive_bytes_total", "node_network_transmit_bytes_total",
-    "node_network_speed_bytes",       "serving_request_latency_seconds_bucket",
-    "vllm:e2e_request_latency_seconds_bucket", "gpu_allocator_external_fragmentation_ratio",
-    "sglang:e2e_request_latency_seconds_bucket", "tgi_request_duration_bucket",
+    "node_network_speed_bytes",       "gpu_allocator_external_fragmentation_ratio",
     "nv_inference_request_summary_us", "gpu_xid_errors_recent", "DCGM_EXP_XID_ERRORS_COUNT",
 };
 
@@ -230,18 +266,34 @@ std::span<const std::string_view> non_ethernet_prefixes() {
 
 bool known_name(std::string_view name) {
   if (name == kSimulatedFamily || simple_table().contains(name)) return true;
+  for (const LatencyHistogram& h : kLatencyHistograms) {
+    if (h.bucket == name) return true;
+  }
   return std::find(std::begin(kLabelled), std::end(kLabelled), name) != std::end(kLabelled);
 }
 
 std::vector<std::string_view> known_names() {
   std::vector<std::string_view> out(std::begin(kLabelled), std::end(kLabelled));
+  for (const LatencyHistogram& h : kLatencyHistograms) out.push_back(h.bucket);
   out.push_back(kSimulatedFamily);
   for (const auto& [name, b] : simple_table()) out.push_back(name);
   std::sort(out.begin(), out.end());
   return out;
 }
 
+static bool duplicate_rank(std::string_view name, LabelSpan labels) {
+  if (!name.starts_with("sglang:")) return false;
+  for (std::string_view rank : {"tp_rank", "pp_rank"}) {
+    const std::string_view r = label_of(labels, rank);
+    if (!r.empty() && r != "0") return true;
+  }
+  return false;
+}
+
 std::vector<Binding> map_series(std::string_view name, LabelSpan labels) {
+  // SGLang with metrics for all schedulers: every tensor- (pipeline-)
+  // parallel rank repeats the engine's counts; rank 0 speaks for it.
+  if (duplicate_rank(name, labels)) return {};
   const auto& table = simple_table();
   if (auto it = table.find(name); it != table.end()) return it->second;
   using G = GpuSig;
@@ -306,11 +358,11 @@ std::vector<Binding> map_series(std::string_view name, LabelSpan labels) {
     if (!q || std::fabs(*q - 0.99) > 1e-9) return {};
     return {host(H::kLatencyP99, false, 1e-6)};
   }
-  if (name == "serving_request_latency_seconds_bucket" || name == "vllm:e2e_request_latency_seconds_bucket" ||
-      name == "sglang:e2e_request_latency_seconds_bucket" || name == "tgi_request_duration_bucket") {
+  for (const LatencyHistogram& h : kLatencyHistograms) {
+    if (h.bucket != name) continue;
     auto le = parse_double(label_of(labels, "le"));
     if (!le) return {};
-    return {{.kind = K::kLatencyBucket, .counter = true, .le = *le}};
+    return {{.kind = K::kLatencyBucket, .sig = static_cast<uint8_t>(h.p99), .counter = true, .le = *le}};
   }
   return {};
 }
@@ -504,7 +556,7 @@ void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, Seri
       h.parts[b.sig].push_back(std::move(s));
       break;
     }
-    case K::kLatencyBucket: h.buckets[b.le].push_back(std::move(s)); break;
+    case K::kLatencyBucket: h.buckets[b.sig][b.le].push_back(std::move(s)); break;
     case K::kTritonDuration: h.triton_duration.push_back(std::move(s)); break;
     case K::kTritonCount: h.triton_count.push_back(std::move(s)); break;
     case K::kTritonSuccess: h.triton_success.push_back(std::move(s)); break;
@@ -562,7 +614,10 @@ Combine combine_of(HostSig s) {
     case HostSig::kIbRxBps:
     case HostSig::kIbTxBps:
     case HostSig::kRequestsRunning:
-    case HostSig::kRequestsWaiting: return Combine::kSum;
+    case HostSig::kRequestsWaiting:
+    case HostSig::kPreemptionRate:
+    case HostSig::kPromptTokensRate:
+    case HostSig::kGenerationTokensRate: return Combine::kSum;
     default: return Combine::kMax;
   }
 }
@@ -720,8 +775,10 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
     for (size_t i = 0; i < kHostSigCount; ++i) {
       for (Series& s : from.parts[i]) into.parts[i].push_back(std::move(s));
     }
-    for (auto& [le, parts] : from.buckets) {
-      for (Series& s : parts) into.buckets[le].push_back(std::move(s));
+    for (auto& [sig, by_le] : from.buckets) {
+      for (auto& [le, parts] : by_le) {
+        for (Series& s : parts) into.buckets[sig][le].push_back(std::move(s));
+      }
     }
     for (Series& s : from.triton_duration) into.triton_duration.push_back(std::move(s));
     for (Series& s : from.triton_count) into.triton_count.push_back(std::move(s));
@@ -768,8 +825,11 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
     // A p99 a server computed itself (Triton's summary) and one derived from
     // a latency histogram (vLLM, SGLang, TGI, gpulens): the larger per
     // timestamp, the worst of what the node serves.
-    const Series from_buckets = latency_p99(h.buckets);
-    hs.sig(HostSig::kLatencyP99) = combine({&hs.sig(HostSig::kLatencyP99), &from_buckets}, Combine::kMax);
+    for (const auto& [sig, by_le] : h.buckets) {
+      const Series from_buckets = latency_p99(by_le);
+      Series& p99 = hs.sigs[sig];
+      p99 = combine({&p99, &from_buckets}, Combine::kMax);
+    }
     if (!h.triton_duration.empty()) {
       const Series dur = merge(h.triton_duration, Combine::kSum);
       const Series cnt = merge(h.triton_success.empty() ? h.triton_count : h.triton_success, Combine::kSum);

@@ -10,7 +10,11 @@
 // SignalSet with fixed units:
 // DCGM percentages become ratios, MiB become bytes, MHz become hertz, counters
 // become per-second rates, clock-event bitmasks become thermal/power flags,
-// latency histograms become a p99 series (beside Triton's own summary p99),
+// latency histograms become a p99 series each (end to end beside Triton's
+// own summary p99, time to first token, inter-token, queue time), the
+// engines' KV-cache usage one ratio (vLLM V0 gpu_cache_usage_perc, V1
+// kv_cache_usage_perc, SGLang token_usage), SGLang series of a tp_rank or
+// pp_rank other than 0 nothing (every rank repeats the engine's counts),
 // dcgm-exporter's windowed XID counts the last XID, its health watches a
 // health status.
 //
@@ -151,7 +155,7 @@ class SignalSetBuilder {
   };
   struct HostAcc {
     std::vector<std::vector<Series>> parts = std::vector<std::vector<Series>>(kHostSigCount);
-    std::map<double, std::vector<Series>> buckets;  // le -> bucket rates
+    std::map<uint8_t, std::map<double, std::vector<Series>>> buckets;  // p99 HostSig -> le -> bucket rates
     std::vector<Series> triton_duration, triton_count, triton_success;
     std::map<std::string, GpuAcc> gpus;              // by index
     // by pid, gpu, cpus, numa_nodes: a changed affinity is a new entry

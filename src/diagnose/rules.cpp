@@ -91,6 +91,18 @@ class Rules {
     add(network_fallback());
     add(communication());
     auto [launch, small] = occupancy();
+    // An engine whose KV cache is full or whose queue outgrows it explains
+    // its latency: kernel_launch is not chosen where either holds (and
+    // small_batch, below, nowhere another cause holds).
+    auto [kv_pressure, overload] = serving_rules(c_, util_, busy_, na_);
+    for (const RuleResult* serving : {&kv_pressure, &overload}) {
+      if (serving->holds.empty() || launch.holds.empty()) continue;
+      for (size_t i = 0; i < n_; ++i) {
+        if (serving->holds[i] == 1) launch.holds[i] = 0;
+      }
+    }
+    add(std::move(kv_pressure));
+    add(std::move(overload));
     add(std::move(launch));
     add(topology_rule(c_, util_, na_));
     add(thermal_throttle());

@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "diagnose/engine.h"
@@ -58,6 +59,24 @@ std::vector<RuleResult> evaluate_rules(const GpuContext& ctx, std::vector<NotAss
 // on its timeline; holds while a process on the GPU runs off the GPU's NUMA
 // node, or uses another GPU with no NVLink or PCIe switch between them.
 RuleResult topology_rule(const GpuContext& ctx, const Aligned& util, std::vector<NotAssessed>& not_assessed);
+
+// The serving causes (serving_rule.cpp; docs/serving.md), over the
+// engine signals of the GPU's host (the fullest engine's KV cache, the
+// engines' queues and latency: a single engine on a node owns its GPUs):
+// - kv_cache_pressure: KV-cache usage at or above kKvCacheFull while the
+//   engine preempts (preemptions per second > 0) or requests wait, with the
+//   latency (p99, or time to first token) degraded;
+// - overload: the queue non-empty and growing (its one-minute mean above the
+//   one a minute earlier) while the KV cache is not full, the GPU busy with
+//   useful work (util >= busy_util, SM active >= starved_sm_active and
+//   occupancy >= sm_occupancy where known), the running batch at its window
+//   peak (>= kBatchAtPeak of it) and the latency degraded.
+// Neither is judged (no result, no not-assessed entry) on a host without
+// any engine signal. `util` and `busy` are the GPU's, on its timeline.
+inline constexpr double kKvCacheFull = 0.95;
+inline constexpr double kBatchAtPeak = 0.9;
+std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& ctx, const Aligned& util, const Aligned& busy,
+                                                std::vector<NotAssessed>& not_assessed);
 
 // When the GPU first had a fatal fault (fatal XID, lost, row-remap failure,
 // uncorrectable ECC); INT64_MAX when never.

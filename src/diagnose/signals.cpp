@@ -27,7 +27,9 @@ std::string_view signal_name(HostSig s) {
       "cpu_total",   "cpu_idle",    "cpu_iowait",  "host_cpu_busy",    "iowait",
       "psi_cpu",     "psi_io",      "disk_busy",   "nic_rx_bps",       "nic_tx_bps",
       "nic_speed_bps", "ib_rx_bps", "ib_tx_bps",   "latency_p99",      "latency_mean",
-      "requests_running", "requests_waiting", "ib_rate_bps", "nic_util", "ib_util"};
+      "requests_running", "requests_waiting", "ib_rate_bps", "nic_util", "ib_util",
+      "kv_cache_usage", "preemption_rate", "prompt_tokens_rate", "generation_tokens_rate", "ttft_p99",
+      "inter_token_p99", "queue_time_p99"};
   return kNames[static_cast<size_t>(s)];
 }
 

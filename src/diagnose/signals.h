@@ -95,6 +95,15 @@ enum class HostSig : uint8_t {
   kIbRate,        // bytes/s rate of the fastest InfiniBand/RoCE port
   kNicUtil,       // ratio: the busiest Ethernet interface's traffic (rx or tx) over its own speed (derived)
   kIbUtil,        // ratio: the busiest InfiniBand/RoCE port's traffic over its own rate (derived)
+  // An inference engine's saturation (docs/serving.md), in the engine's own
+  // meaning: vLLM's KV-cache usage, SGLang's token usage.
+  kKvCacheUsage,       // ratio of the engine's KV-cache blocks (tokens) in use, the fullest engine
+  kPreemptionRate,     // preempted requests per second (vLLM)
+  kPromptTokensRate,   // prompt tokens per second
+  kGenerationTokensRate,  // generated tokens per second
+  kTtftP99,            // seconds: time to first token, p99 (from its histogram)
+  kInterTokenP99,      // seconds: time between output tokens, p99 (from its histogram)
+  kQueueTimeP99,       // seconds: time a request waited in the queue, p99 (from its histogram)
   kCount
 };
 

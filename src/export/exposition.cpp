@@ -25,13 +25,6 @@ void append_help(std::string& out, std::string_view help, bool openmetrics) {
   }
 }
 
-// Name suffix of a histogram series from its extra labels.
-std::string_view histogram_suffix(std::string_view extra) {
-  if (extra == "sum") return "_sum";
-  if (extra == "count") return "_count";
-  return "_bucket";
-}
-
 // dcgm-exporter prints DCGM_FT_INT64 with "%d" and DCGM_FT_DOUBLE with "%f".
 void append_dcgm_value(std::string& out, DcgmValue kind, double v) {
   char buf[64];
@@ -317,8 +310,9 @@ void Renderer::render_into(std::string& out, const SeriesRegistry& registry, con
       std::string_view labels = series.labels;
       out += f.name;
       if (f.type == MetricType::kHistogram) {
-        out += histogram_suffix(series.extra);
-        if (series.extra == "sum" || series.extra == "count") labels = {};
+        const HistogramPart part = histogram_part(labels);
+        out += part.suffix;
+        labels = part.labels;
       }
       if (!labels.empty()) {
         out += '{';

@@ -68,6 +68,34 @@ TEST(Exposition, Text004) {
   EXPECT_EQ(body.find("# EOF"), std::string::npos);
 }
 
+// A serving engine's histogram: its _sum and _count keep the engine's
+// labels (pseudo-extras "sum,..." and "count,..."), so two engines are two.
+TEST(Exposition, EngineHistogramsKeepTheirLabelsOnSumAndCount) {
+  SeriesRegistry reg;
+  LiveStore live;
+  const int src = live.add_source("s", false);
+  Frame f(reg);
+  f.clear(1'700'000'000'000);
+  for (const char* ep : {"http://a:8000/metrics", "http://a:8001/metrics"}) {
+    const std::string e = std::string("engine=\"vllm\",endpoint=\"") + ep + "\"";
+    f.set_node(FieldId::kServingTimeToFirstToken, e + ",le=\"+Inf\"", 3);
+    f.set_node(FieldId::kServingTimeToFirstToken, "sum," + e, 0.5);
+    f.set_node(FieldId::kServingTimeToFirstToken, "count," + e, 3);
+  }
+  live.publish(src, f);
+  Renderer r;
+  const std::string body(r.render(reg, live, {}));
+  EXPECT_TRUE(has(body, "# TYPE serving_time_to_first_token_seconds histogram"));
+  for (const char* ep : {"http://a:8000/metrics", "http://a:8001/metrics"}) {
+    const std::string e = std::string("engine=\"vllm\",endpoint=\"") + ep + "\"";
+    EXPECT_TRUE(has(body, "serving_time_to_first_token_seconds_bucket{" + e + ",le=\"+Inf\"} 3")) << body;
+    EXPECT_TRUE(has(body, "serving_time_to_first_token_seconds_sum{" + e + "} 0.5")) << body;
+    EXPECT_TRUE(has(body, "serving_time_to_first_token_seconds_count{" + e + "} 3")) << body;
+  }
+  EXPECT_EQ(body.find("{sum"), std::string::npos);
+  EXPECT_EQ(body.find("{count"), std::string::npos);
+}
+
 TEST(Exposition, OpenMetrics) {
   Fixture fx;
   std::string body(fx.r.render(fx.reg, fx.live, {.format = Format::kOpenMetrics}));

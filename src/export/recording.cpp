@@ -185,12 +185,11 @@ std::vector<uint32_t> recording_slots(const SeriesRegistry& registry, const Fiel
   if (f.type != MetricType::kHistogram) return slots;
   std::vector<uint32_t> out;
   for (uint32_t s : slots) {
-    const auto& extra = registry.series(s).extra;
-    if (extra != "sum" && extra != "count") out.push_back(s);
+    if (histogram_part(registry.series(s).extra).suffix == "_bucket") out.push_back(s);
   }
-  for (const char* part : {"sum", "count"}) {
+  for (std::string_view part : {"_sum", "_count"}) {
     for (uint32_t s : slots) {
-      if (registry.series(s).extra == part) out.push_back(s);
+      if (histogram_part(registry.series(s).extra).suffix == part) out.push_back(s);
     }
   }
   return out;
@@ -202,13 +201,9 @@ std::string recording_series_text(const SeriesRegistry& registry, uint32_t slot)
   std::string text(f.name);
   std::string_view labels = series.labels;
   if (f.type == MetricType::kHistogram) {
-    if (series.extra == "sum" || series.extra == "count") {
-      text += '_';
-      text += series.extra;
-      labels = {};
-    } else {
-      text += "_bucket";
-    }
+    const HistogramPart part = histogram_part(labels);
+    text += part.suffix;
+    labels = part.labels;
   }
   if (!labels.empty()) {
     text += '{';

@@ -279,6 +279,23 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
      "over serving_requests_succeeded_total, the mean)."},
     {FieldId::kServingRequestsSucceeded, "serving_requests_succeeded_total", kCounter, "", kServing, kNode,
      "Requests the inference server finished successfully."},
+    {FieldId::kServingTimeToFirstToken, "serving_time_to_first_token_seconds", kHistogram, "seconds", kServing, kNode,
+     "Time from a request's arrival to its first output token, per engine (label engine; vLLM, SGLang)."},
+    {FieldId::kServingInterTokenLatency, "serving_inter_token_latency_seconds", kHistogram, "seconds", kServing,
+     kNode,
+     "Time between two output tokens of a request, per engine (vLLM V1 inter_token_latency, V0 and SGLang "
+     "time_per_output_token)."},
+    {FieldId::kServingQueueTime, "serving_queue_time_seconds", kHistogram, "seconds", kServing, kNode,
+     "Time a request waited in the engine's queue before it was scheduled, per engine (vLLM V1, TGI)."},
+    {FieldId::kServingKvCacheUsage, "serving_kv_cache_usage_ratio", kGauge, "ratio", kServing, kNode,
+     "Fraction of the engine's KV cache in use, per engine (vLLM kv_cache_usage_perc, V0 gpu_cache_usage_perc; "
+     "SGLang token_usage); 1 is full."},
+    {FieldId::kServingPreemptions, "serving_preemptions_total", kCounter, "", kServing, kNode,
+     "Requests the engine preempted (their KV cache freed, to be recomputed) for lack of KV-cache space (vLLM)."},
+    {FieldId::kServingPromptTokens, "serving_prompt_tokens_total", kCounter, "", kServing, kNode,
+     "Prompt (prefill) tokens the engine processed."},
+    {FieldId::kServingGenerationTokens, "serving_generation_tokens_total", kCounter, "", kServing, kNode,
+     "Tokens the engine generated."},
     // ---- agent ---------------------------------------------------------
     {FieldId::kAgentSourceUp, "gpulens_source_up", kGauge, "", kAgent, kNode,
      "1 when the source's last collection succeeded (label source)."},

@@ -160,6 +160,13 @@ enum class FieldId : uint16_t {
   kServingRequestsWaiting,
   kServingRequestDuration,
   kServingRequestsSucceeded,
+  kServingTimeToFirstToken,
+  kServingInterTokenLatency,
+  kServingQueueTime,
+  kServingKvCacheUsage,
+  kServingPreemptions,
+  kServingPromptTokens,
+  kServingGenerationTokens,
   // agent
   kAgentSourceUp,
   kAgentCollectionDuration,

@@ -32,6 +32,15 @@ std::string mig_labels(const MigIdentity& mig) {
          label("compute_instance_id", std::to_string(mig.compute_instance));
 }
 
+HistogramPart histogram_part(std::string_view labels) {
+  for (std::string_view part : {std::string_view("sum"), std::string_view("count")}) {
+    if (!labels.starts_with(part)) continue;
+    if (labels.size() == part.size()) return {part == "sum" ? "_sum" : "_count", {}};
+    if (labels[part.size()] == ',') return {part == "sum" ? "_sum" : "_count", labels.substr(part.size() + 1)};
+  }
+  return {"_bucket", labels};
+}
+
 std::string label_value(std::string_view extra, std::string_view name) {
   size_t i = 0;
   while (i < extra.size()) {

@@ -212,6 +212,16 @@ std::string mig_labels(const MigIdentity& mig);
 // label()/mig_labels() ("" when absent): label_value(extra, "gpu_instance_id").
 std::string label_value(std::string_view extra, std::string_view name);
 
+// A histogram series' part: the pseudo-extras "sum" and "count" (frame.h),
+// alone or as the leading word before the series' own labels
+// (`sum,engine="vllm"`), name its _sum and _count; anything else is a bucket.
+// `labels` is what the series carries without that word.
+struct HistogramPart {
+  std::string_view suffix;  // "_bucket", "_sum", "_count"
+  std::string_view labels;
+};
+HistogramPart histogram_part(std::string_view extra_or_labels);
+
 // Appends `value` escaped for a label value (\\, \", \n).
 void append_escaped(std::string& out, std::string_view value);
 // `name="value"` with the value escaped; join several with ','.

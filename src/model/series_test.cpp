@@ -77,6 +77,17 @@ TEST(SeriesRegistry, NodeSeriesHaveOnlyExtraLabels) {
   EXPECT_EQ(reg.series(s).labels, "mode=\"user\"");
 }
 
+TEST(Labels, HistogramParts) {
+  EXPECT_EQ(histogram_part("sum").suffix, "_sum");
+  EXPECT_EQ(histogram_part("sum").labels, "");
+  EXPECT_EQ(histogram_part("count,engine=\"vllm\"").suffix, "_count");
+  EXPECT_EQ(histogram_part("count,engine=\"vllm\"").labels, "engine=\"vllm\"");
+  EXPECT_EQ(histogram_part("le=\"0.1\"").suffix, "_bucket");
+  EXPECT_EQ(histogram_part("engine=\"vllm\",le=\"0.1\"").labels, "engine=\"vllm\",le=\"0.1\"");
+  // A label whose name merely starts with "sum" is a bucket's label.
+  EXPECT_EQ(histogram_part("summary=\"x\",le=\"1\"").suffix, "_bucket");
+}
+
 TEST(Labels, Escaping) {
   EXPECT_EQ(label("a", "x\"y\\z\nw"), "a=\"x\\\"y\\\\z\\nw\"");
 }

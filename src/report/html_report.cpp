@@ -161,6 +161,11 @@ Series evidence_series(std::string_view name, const diagnose::HostSignals& h, co
   if (name == "ib_util") return host(HostSig::kIbUtil);
   if (name == "latency_p99") return host(HostSig::kLatencyP99);    // seconds, as the SLO
   if (name == "latency_mean") return host(HostSig::kLatencyMean);  // seconds
+  if (name == "kv_cache_usage") return host(HostSig::kKvCacheUsage);
+  if (name == "preemption_rate") return host(HostSig::kPreemptionRate);
+  if (name == "requests_waiting") return host(HostSig::kRequestsWaiting);
+  if (name == "requests_running") return host(HostSig::kRequestsRunning);
+  if (name == "ttft_p99") return host(HostSig::kTtftP99);  // seconds
   if (name == "ib_bps") return pair(host(HostSig::kIbRxBps), host(HostSig::kIbTxBps), [](double a, double b) { return a + b; });
   // gpu_topology_path: the path to a peer GPU is a placement fact, not a
   // series; its evidence detail names it.

@@ -51,6 +51,11 @@ RuleOptions RuleOptions::defaults() {
       {"sm_occupancy_low.p99_latency_seconds", kNumber, 0.2, "... and p99 latency above this"},
       {"sm_occupancy_low.window", kDuration, 300e3, "rate window of the latency histogram"},
       {"sm_occupancy_low.for", kDuration, 600e3, "for this long (article: 10m)"},
+      {"kv_cache_pressure.threshold", kRatio, 0.95, "an engine's KV-cache usage at or above this"},
+      {"kv_cache_pressure.window", kDuration, 300e3, "... while it preempted within this window (or requests wait)"},
+      {"kv_cache_pressure.for", kDuration, 300e3, "for this long"},
+      {"overload.window", kDuration, 300e3, "an engine's queue longer than this long ago"},
+      {"overload.for", kDuration, 300e3, "for this long"},
       {"xid_errors.window", kDuration, 300e3, "an XID error within this window fires"},
       {"clock_throttle.for", kDuration, 300e3, "thermal or power clock-event reason held this long"},
       // The diagnosis rule's thresholds (diagnose/pcie_link.h): one definition.

@@ -214,6 +214,33 @@ std::vector<Rule> alerting_rules(const RuleOptions& o, const Vocabulary& v) {
                         dur(occ_for) +
                         ": kernels too small or launch-bound. Low occupancy with healthy latency does not fire."));
 
+  // An inference engine's saturation (docs/serving.md): its own series,
+  // labelled engine and endpoint, the same under either GPU naming.
+  const double kv = o.number("kv_cache_pressure.threshold");
+  const std::string kv_window = dur(o.duration_ms("kv_cache_pressure.window"));
+  const int64_t kv_for = o.duration_ms("kv_cache_pressure.for");
+  const std::string engine = "engine {{ $labels.engine }} at {{ $labels.endpoint }} on {{ $labels.instance }}";
+  r.push_back(alert(
+      o, "ServingKVCachePressure", "warning",
+      "serving_kv_cache_usage_ratio >= " + promql_number(kv) +
+          "\nand on (instance, job, engine, endpoint) (\n  rate(serving_preemptions_total[" + kv_window +
+          "]) > 0\n  or serving_requests_waiting >= 1\n)",
+      kv_for, "Inference " + engine + ": KV cache full, requests preempted or queued",
+      "The KV cache of inference " + engine + " is {{ $value | humanizePercentage }} full while it preempts "
+          "requests or queues them, for more than " + dur(kv_for) + " (threshold " + pct(kv) +
+          "). Change the engine before adding GPUs: fewer concurrent sequences, a shorter max model length, more "
+          "cache memory, prefix caching, KV-cache quantisation."));
+  const std::string ov_window = dur(o.duration_ms("overload.window"));
+  const int64_t ov_for = o.duration_ms("overload.for");
+  r.push_back(alert(
+      o, "ServingOverload", "warning",
+      "serving_requests_waiting >= 1\nand delta(serving_requests_waiting[" + ov_window +
+          "]) > 0\nunless on (instance, job, engine, endpoint) serving_kv_cache_usage_ratio >= " + promql_number(kv),
+      ov_for, "Inference " + engine + ": queue growing",
+      "The queue of inference " + engine + " has grown for more than " + dur(ov_for) + " (now {{ $value }} waiting, more than " +
+          ov_window + " earlier) while its KV cache is not full: more requests arrive than it serves. "
+          "If its GPUs are busy with useful work, add replicas; gpulens diagnose says whether they are."));
+
   // A counter series born with its first XID has no increase(): the second
   // branch catches it, but only for targets scraped a window ago, so that a
   // restarted Prometheus does not page for old errors.

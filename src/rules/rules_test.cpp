@@ -51,7 +51,7 @@ TEST(BuildRules, EveryAlertHasSummaryDescriptionWithValueAndRunbook) {
         EXPECT_THAT(r.labels[0].second, ::testing::AnyOf("info", "warning", "critical"));
       }
     }
-    EXPECT_EQ(alerts, names == Names::kNative ? 16 : 11);
+    EXPECT_EQ(alerts, names == Names::kNative ? 18 : 13);
   }
 }
 

@@ -105,22 +105,27 @@ check "gpu_sm_clock_hertz$g0" 1410000000
 check "gpu_memory_clock_hertz$g0" 1593000000
 check "gpu_temperature_celsius$g7" 68
 check "gpu_power_watts$g0" 312.5
-check "serving_requests_running" 7
-check "serving_requests_waiting" 2    # vLLM is listed before Triton (5): the first target keeps a series
+# Each engine its own series (labels engine, endpoint): vLLM's queue and
+# Triton's are both kept, neither summed nor lost (docs/serving.md).
+vl="engine=\"vllm\",endpoint=\"$A/vllm\""
+tr="engine=\"triton\",endpoint=\"$TR\""
+check "serving_requests_running{$vl}" 7
+check "serving_requests_waiting{$vl}" 2
+check "serving_requests_waiting{$tr}" 5
 metrics >"$STACK/one.prom"
-inf=$(awk 'index($0, "serving_request_latency_seconds_bucket{le=\"+Inf\"} ") == 1 {print $NF}' "$STACK/one.prom")
-count=$(awk '$1 == "serving_request_latency_seconds_count" {print $NF}' "$STACK/one.prom")
+inf=$(awk -v s="serving_request_latency_seconds_bucket{$vl,le=\"+Inf\"} " 'index($0, s) == 1 {print $NF}' "$STACK/one.prom")
+count=$(awk -v s="serving_request_latency_seconds_count{$vl}" '$1 == s {print $NF}' "$STACK/one.prom")
 [[ -n $inf && $inf == "$count" ]] || stack_fail "latency histogram: +Inf bucket '$inf', count '$count'"
 energy=$(value "gpu_energy_joules_total$g0")
 python3 -c 'import sys; v = float(sys.argv[1]); sys.exit(0 if 5000 <= v < 6000 else 1)' "$energy" ||
   stack_fail "gpu_energy_joules_total = $energy, want 5000 + 1 J/s (mJ -> J)"
-duration=$(awk '$1 == "serving_request_duration_seconds_total" {print $NF}' "$STACK/one.prom")
-ok=$(awk '$1 == "serving_requests_succeeded_total" {print $NF}' "$STACK/one.prom")
+duration=$(awk -v s="serving_request_duration_seconds_total{$tr}" '$1 == s {print $NF}' "$STACK/one.prom")
+ok=$(awk -v s="serving_requests_succeeded_total{$tr}" '$1 == s {print $NF}' "$STACK/one.prom")
 python3 -c 'import sys; d, n = map(float, sys.argv[1:]); sys.exit(0 if n > 0 and abs(d / n - 0.02) < 1e-9 else 1)' \
   "$duration" "$ok" || stack_fail "Triton: $duration s over $ok requests, want 20000 us = 0.02 s each"
 # Triton's request summary: the worst model's quantile="0.99" in seconds; its
 # other quantiles, _sum and _count and the queue summary land nowhere.
-check "serving_request_latency_p99_seconds" 0.26
+check "serving_request_latency_p99_seconds{$tr}" 0.26
 [[ $(grep -c '^serving_request_latency_p99_seconds' "$STACK/one.prom") == 1 ]] ||
   stack_fail "more than one p99 series: $(grep '^serving_request_latency_p99' "$STACK/one.prom")"
 metrics >"$STACK/m.prom"  # grep -q on a pipe would cut curl short (SIGPIPE under pipefail)
@@ -201,7 +206,7 @@ kill "$dying"
 wait_for 10 "the dead Triton target is still up" '[[ $(up_of "$TR") == 0 ]]'
 grep -q "scrape_target_down target=$TR reason=\"$TR: connect 127.0.0.1:$sb: Connection refused\"" "$log" ||
   stack_fail "no reason logged for the dead target"
-[[ -z $(value serving_requests_succeeded_total) ]] || stack_fail "the dead target's series are still served"
+[[ -z $(value "serving_requests_succeeded_total{$tr}") ]] || stack_fail "the dead target's series are still served"
 [[ $(up_of "$DC") == 1 ]] || stack_fail "dcgm went down with Triton"
 
 # --- SIGHUP re-reads the targets ------------------------------------------

@@ -124,6 +124,12 @@
     sm_occupancy: { series: ["gpu_sm_occupancy_ratio"] },
     latency_p99: { series: ["serving_request_latency_p99_seconds", "serving_request_latency_seconds"], node: true, calc: latencyP99 },
     latency_mean: { series: ["serving_request_duration_seconds_total", "serving_requests_succeeded_total"], node: true, f: ratio },
+    // kv_cache_pressure, overload: the engines on the node
+    kv_cache_usage: { series: ["serving_kv_cache_usage_ratio"], node: true, agg: "max" },  // the fullest engine
+    preemption_rate: { series: ["serving_preemptions_total"], node: true, agg: "sum" },
+    requests_waiting: { series: ["serving_requests_waiting"], node: true, agg: "sum" },
+    requests_running: { series: ["serving_requests_running"], node: true, agg: "sum" },
+    ttft_p99: null,  // a quantile of the engines' TTFT histograms: shown as text
     // thermal_throttle, power_cap
     thermal_throttle: { series: ["gpu_clock_event_active"], match: /reason="[^"]*thermal/, agg: "max" },
     temperature: { series: ["gpu_temperature_celsius"] },

@@ -58,6 +58,11 @@ TEST(RemoteLabels, HistogramSeriesNames) {
             (LabelPairs{{"__name__", "serving_request_latency_seconds_bucket"}, {"le", "0.5"}}));
   EXPECT_EQ(name_of("sum"), (LabelPairs{{"__name__", "serving_request_latency_seconds_sum"}}));
   EXPECT_EQ(name_of("count"), (LabelPairs{{"__name__", "serving_request_latency_seconds_count"}}));
+  // An engine's histogram: its _sum keeps the engine's labels.
+  EXPECT_EQ(name_of("sum,engine=\"vllm\",endpoint=\"http://a:8000/metrics\""),
+            (LabelPairs{{"__name__", "serving_request_latency_seconds_sum"},
+                        {"endpoint", "http://a:8000/metrics"},
+                        {"engine", "vllm"}}));
 }
 
 TEST(RemoteLabels, UppercaseNamesSortBeforeName) {

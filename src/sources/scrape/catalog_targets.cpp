@@ -121,8 +121,43 @@ std::string own_extra(diagnose::LabelSpan labels) {
 }
 
 // How series of one family landing on one catalog series combine: a
-// latency quantile over models is the worst model's, never a sum.
-Combine combine_of(FieldId id) { return id == FieldId::kServingLatencyP99 ? Combine::kMax : Combine::kSum; }
+// latency quantile over models is the worst model's, a KV-cache usage over
+// an engine's data-parallel ranks the fullest's, never a sum.
+Combine combine_of(FieldId id) {
+  return id == FieldId::kServingLatencyP99 || id == FieldId::kServingKvCacheUsage ? Combine::kMax : Combine::kSum;
+}
+
+// The engine kind of a serving engine's family ("" for gpulens' own names).
+std::string_view engine_kind(Exporter e) {
+  switch (e) {
+    case Exporter::kVllm: return "vllm";
+    case Exporter::kSglang: return "sglang";
+    case Exporter::kTgi: return "tgi";
+    case Exporter::kTriton: return "triton";
+    default: return {};
+  }
+}
+
+// The extra labels of a serving series: the engine it comes from (its kind
+// from the family's name, or the engine and endpoint labels another gpulens
+// wrote), then le. The engine's own labels (model_name, vLLM's
+// data-parallel `engine` index, tp_rank) are dropped: the engine's series
+// combine by the field's rule.
+std::string serving_extra(std::string_view name, diagnose::LabelSpan labels, bool with_le) {
+  std::string out;
+  std::string_view kind = engine_kind(recognise(name));
+  const bool own = kind.empty();
+  if (own) kind = label_of(labels, "engine");
+  if (!kind.empty()) out = label("engine", kind);
+  if (const std::string_view ep = label_of(labels, "endpoint"); own && !kind.empty() && !ep.empty()) {
+    out += ',' + label("endpoint", ep);
+  }
+  if (const std::string_view le = label_of(labels, "le"); with_le && !le.empty()) {
+    if (!out.empty()) out += ',';
+    out += label("le", le);
+  }
+  return out;
+}
 
 // Catalog fields whose own name the mapping table knows, with that name.
 const std::vector<std::pair<FieldId, std::string>>& native_names() {
@@ -146,7 +181,9 @@ std::vector<CatalogTarget> through_mapping(std::string_view name, diagnose::Labe
     if (!same_up_to_scale(scraped, diagnose::map_series(native, labels), ratio)) continue;
     const FieldDef& f = field(id);
     std::string extra;
-    if (f.scope == Scope::kNode) {
+    if (f.layer == Layer::kServing) {
+      extra = serving_extra(name, labels, true);
+    } else if (f.scope == Scope::kNode) {
       extra = node_extra(labels);
     } else if (name == native) {
       extra = own_extra(labels);  // another gpulens: the series' own labels, as it wrote them
@@ -172,7 +209,9 @@ std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::Labe
     with_le.emplace_back("le", "+Inf");
     for (const CatalogTarget& t : through_mapping(bucket, with_le)) {
       if (field(t.field).type != MetricType::kHistogram) continue;
-      return {{t.field, 1.0, std::string(suffix.substr(1))}};
+      std::string part(suffix.substr(1));  // "sum", "count": the histogram's pseudo-extras
+      if (const std::string engine = serving_extra(name, labels, false); !engine.empty()) part += "," + engine;
+      return {{t.field, 1.0, std::move(part)}};
     }
   }
   if (auto t = through_mapping(name, labels); !t.empty()) return t;
@@ -185,6 +224,19 @@ std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::Labe
     return {std::move(t)};
   }
   return {};
+}
+
+std::string with_endpoint(std::string_view extra, std::string_view endpoint) {
+  const size_t at = extra.find("engine=\"");
+  if (at == std::string_view::npos || endpoint.empty() || extra.find("endpoint=\"") != std::string_view::npos) {
+    return std::string(extra);
+  }
+  const size_t close = extra.find('"', at + 8);  // engine kinds hold no quote
+  if (close == std::string_view::npos) return std::string(extra);
+  std::string out(extra.substr(0, close + 1));
+  out += ',' + label("endpoint", endpoint);
+  out += extra.substr(close + 1);
+  return out;
 }
 
 Exporter recognise(std::string_view f) {

@@ -17,12 +17,14 @@
 // nv_inference_request_summary_us) only the quantile="0.99" series is read,
 // the worst model's, its _sum and _count not at all. Extra labels kept: the
 // ones the catalog's series carry (mode, device, port, le on host and
-// serving series; the DCGM row's own on GPU series, and those of
+// serving series, whose engine is named by the label engine (vllm, sglang,
+// tgi, triton) and by the scrape target's endpoint (with_endpoint()); the
+// DCGM row's own on GPU series, and those of
 // dcgm-exporter's DCGM_EXP_* families under the catalog's names: xid,
 // reason from clock_event, watch, error, peer_gpu, status; all but the GPU
 // identity on a GPU series another gpulens wrote under the catalog's own
 // name: xid, reason, link, ...); the rest (cpu,
-// model_name, engine, pod identity) is dropped, and series of one family
+// model_name, vLLM's data-parallel engine index, pod identity) is dropped, and series of one family
 // that land on one catalog series combine by the target's Combine rule.
 //
 //   auto t = catalog_targets("DCGM_FI_DEV_FB_USED", labels);
@@ -59,6 +61,15 @@ struct CatalogTarget {
 };
 
 std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::LabelSpan labels);
+
+// The extra labels of a serving engine's series (`engine="vllm"`, with le,
+// or behind a histogram's "sum"/"count") with `endpoint` (the scrape target
+// it came from) after the engine label, so that two engines of one kind on
+// a node are two series, never one summed or one lost. Unchanged when the
+// series names no engine or already carries an endpoint.
+//   with_endpoint("engine=\"vllm\",le=\"0.1\"", "http://h:8000/metrics")
+//   == "engine=\"vllm\",endpoint=\"http://h:8000/metrics\",le=\"0.1\""
+std::string with_endpoint(std::string_view extra, std::string_view endpoint);
 
 // Who exposes a family, recognised by its name.
 enum class Exporter : uint8_t { kUnknown, kDcgmExporter, kNodeExporter, kVllm, kSglang, kTgi, kTriton, kGpulens };

@@ -24,7 +24,7 @@ std::vector<CatalogTarget> targets(std::string_view name,
 
 TEST(CatalogTargetsSummary, TritonsP99IsTheWorstModelsInSeconds) {
   EXPECT_EQ(targets("nv_inference_request_summary_us", {{"model", "m"}, {"version", "1"}, {"quantile", "0.99"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingLatencyP99, 1e-6, "", Combine::kMax}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingLatencyP99, 1e-6, "engine=\"triton\"", Combine::kMax}}));
   // prometheus-cpp may print the bound with trailing digits.
   EXPECT_EQ(targets("nv_inference_request_summary_us", {{"model", "m"}, {"quantile", "0.990000"}}).size(), 1u);
   // gpulens' own name, scraped from another gpulens.

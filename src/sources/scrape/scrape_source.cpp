@@ -208,7 +208,10 @@ class TargetSink final : public diagnose::MetricSink {
       }
     }
     for (const auto& t : targets) {
-      Out o{kNoSlot, t.scale, t.field, t.extra, t.combine};
+      // A serving engine's series carry the target they came from: two
+      // engines on one node stay two (docs/serving.md).
+      Out o{kNoSlot, t.scale, t.field,
+            field(t.field).layer == Layer::kServing ? scrape::with_endpoint(t.extra, target_) : t.extra, t.combine};
       o.percent_or_ratio = t.percent_or_ratio;
       o.negative_is_unknown = t.negative_is_unknown;
       if (h.mig_gi >= 0) {

@@ -29,7 +29,9 @@
 // host, kubelet) keeps that source's value; the scrape fills what only it
 // has (DCGM profiling fields on A100, serving latency, node_exporter
 // series the host source does not read). Between targets, the one listed
-// first keeps a series two of them give.
+// first keeps a series two of them give; a serving engine's series are the
+// engine's own (labels engine and endpoint, the target's URL), so two
+// engines on one node are both kept, never summed.
 //
 // Thread-safety: sample() from the agent's thread of this source;
 // reconfigure() from any thread; the target threads only touch their own

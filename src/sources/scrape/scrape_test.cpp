@@ -69,26 +69,27 @@ TEST(CatalogTargets, NodeExporterAndServingEngines) {
   EXPECT_EQ(targets("node_pressure_io_waiting_seconds_total"),
             (std::vector<CatalogTarget>{{FieldId::kHostPressureIoWaiting, 1, ""}}));
   EXPECT_EQ(targets("vllm:num_requests_running", {{"model_name", "m"}, {"engine", "0"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingRequestsRunning, 1, ""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsRunning, 1, "engine=\"vllm\""}}));
   EXPECT_EQ(targets("sglang:num_queue_reqs", {{"model_name", "m"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, ""}}));
-  EXPECT_EQ(targets("tgi_queue_size"), (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, ""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, "engine=\"sglang\""}}));
+  EXPECT_EQ(targets("tgi_queue_size"),
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, "engine=\"tgi\""}}));
   EXPECT_EQ(targets("vllm:e2e_request_latency_seconds_bucket", {{"model_name", "m"}, {"le", "0.3"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingLatency, 1, "le=\"0.3\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingLatency, 1, "engine=\"vllm\",le=\"0.3\""}}));
   EXPECT_EQ(targets("vllm:e2e_request_latency_seconds_sum", {{"model_name", "m"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingLatency, 1, "sum"}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingLatency, 1, "sum,engine=\"vllm\""}}));
   EXPECT_EQ(targets("tgi_request_duration_count"),
-            (std::vector<CatalogTarget>{{FieldId::kServingLatency, 1, "count"}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingLatency, 1, "count,engine=\"tgi\""}}));
   // Triton: microseconds -> seconds; with the successes, the mean latency.
   EXPECT_EQ(targets("nv_inference_request_duration_us", {{"model", "m"}, {"version", "1"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingRequestDuration, 1e-6, ""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestDuration, 1e-6, "engine=\"triton\""}}));
   EXPECT_EQ(targets("nv_inference_request_success", {{"model", "m"}, {"version", "1"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingRequestsSucceeded, 1, ""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsSucceeded, 1, "engine=\"triton\""}}));
   EXPECT_EQ(targets("nv_inference_pending_request_count", {{"model", "m"}, {"version", "1"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, ""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, "engine=\"triton\""}}));
   EXPECT_TRUE(targets("node_cpu_seconds_total_sum").empty());
   EXPECT_TRUE(targets("go_goroutines").empty());
-  EXPECT_TRUE(targets("vllm:prompt_tokens_total").empty());
+  EXPECT_TRUE(targets("vllm:num_requests_swapped").empty());
 }
 
 // The names docs/scrape.md lists as read.
@@ -199,9 +200,11 @@ TEST(ScrapeSource, ScrapedGpusBecomeTheGpusWithTheirPods) {
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuSmOccupancy, 0), 0.25);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuUtilization, 0), 0.93);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuSmOccupancy, 1), -1);  // not given: absent
-  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, kNodeEntity), 7);
-  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "le=\"0.3\""), 10);
-  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "sum"), 2.5);
+  // vLLM's data-parallel engines 0 and 1: one engine, their requests summed.
+  const std::string vllm = "engine=\"vllm\",endpoint=\"" + srv.url("/vllm") + "\"";
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, kNodeEntity, vllm), 7);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, vllm + ",le=\"0.3\""), 10);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "sum," + vllm), 2.5);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kAgentSourceUp, kNodeEntity,
                             "source=\"scrape\",target=\"" + srv.url("/dcgm") + "\""),
                    1);
@@ -259,11 +262,14 @@ TEST(ScrapeSource, TritonsSummaryP99IsTheWorstModelInSeconds) {
   f.clear(1000);
   ASSERT_TRUE(src->sample(f).is_ok());
   live.publish(idx, f);
-  EXPECT_NEAR(value_of(reg, live, FieldId::kServingLatencyP99, kNodeEntity), 0.26, 1e-9);
+  EXPECT_NEAR(value_of(reg, live, FieldId::kServingLatencyP99, kNodeEntity,
+                       "engine=\"triton\",endpoint=\"" + srv.url("/triton") + "\""),
+              0.26, 1e-9);
   // Its _sum and _count fill no histogram.
-  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "sum"), -1);
-  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "count"), -1);
-  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestDuration, kNodeEntity), -1);
+  const std::string triton = "engine=\"triton\",endpoint=\"" + srv.url("/triton") + "\"";
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "sum," + triton), -1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "count," + triton), -1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestDuration, kNodeEntity, triton), -1);
 }
 
 TEST(ScrapeSource, BadTargetsAreDownWithTheirReasonWhileTheOthersServe) {
@@ -334,7 +340,9 @@ TEST(ScrapeSource, ATargetThatBreaksLosesItsValuesAndReloadChangesTargets) {
   }
   live.publish(idx, f);
   ASSERT_TRUE(s.is_ok()) << s.message();
-  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, kNodeEntity), 7);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, kNodeEntity,
+                            "engine=\"vllm\",endpoint=\"" + srv.url("/vllm") + "\""),
+                   7);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kAgentSourceUp, kNodeEntity,
                             "source=\"scrape\",target=\"" + srv.url("/dcgm") + "\""),
                    -1);  // the removed target's series are gone

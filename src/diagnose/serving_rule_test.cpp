@@ -1,0 +1,245 @@
+// The serving causes over synthetic engine signals: kv_cache_pressure and
+// overload each on both sides of every threshold, neither on a busy healthy
+// service, kernel_launch not chosen where one of them explains the latency.
+#include <gtest/gtest.h>
+
+#include "diagnose/engine.h"
+#include "diagnose/report.h"
+#include "diagnose/rules.h"
+
+namespace gpulens::diagnose {
+namespace {
+
+constexpr int kPoints = 61;  // 15 s x 61 = 15 min
+constexpr int64_t kStep = 15'000;
+constexpr int kIncident = 20;  // the incident starts here (10 min before the end)
+
+Series flat(double v) {
+  Series s;
+  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, v});
+  return s;
+}
+Series steps(double before, double after) {
+  Series s;
+  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, i < kIncident ? before : after});
+  return s;
+}
+// Flat, then growing by `per_point` each point from the incident on.
+Series growing(double before, double per_point) {
+  Series s;
+  for (int i = 0; i < kPoints; ++i) {
+    s.push_back({i * kStep, i < kIncident ? before : before + per_point * (i - kIncident + 1)});
+  }
+  return s;
+}
+
+// A busy inference GPU (high occupancy: no kernel_launch of its own).
+GpuSignals busy_gpu() {
+  GpuSignals g;
+  g.index = "0";
+  g.model = "NVIDIA H100 80GB HBM3";
+  g.sig(GpuSig::kGpuUtil) = flat(0.95);
+  g.sig(GpuSig::kSmActive) = flat(0.8);
+  g.sig(GpuSig::kSmOccupancy) = flat(0.5);
+  return g;
+}
+
+// One engine on the node, healthy: a short bounded queue, flat latency.
+HostSignals healthy_engine() {
+  HostSignals h;
+  h.name = "n1";
+  h.gpus.push_back(busy_gpu());
+  h.sig(HostSig::kKvCacheUsage) = flat(0.6);
+  h.sig(HostSig::kPreemptionRate) = flat(0);
+  h.sig(HostSig::kRequestsRunning) = flat(64);
+  h.sig(HostSig::kRequestsWaiting) = flat(2);
+  h.sig(HostSig::kLatencyP99) = flat(0.08);
+  h.sig(HostSig::kTtftP99) = flat(0.2);
+  return h;
+}
+
+// The KV cache fills: preemptions, requests wait, p99 80 -> 260 ms.
+HostSignals kv_full() {
+  HostSignals h = healthy_engine();
+  h.sig(HostSig::kKvCacheUsage) = steps(0.6, 0.99);
+  h.sig(HostSig::kPreemptionRate) = steps(0, 5);
+  h.sig(HostSig::kRequestsWaiting) = steps(2, 40);
+  h.sig(HostSig::kLatencyP99) = steps(0.08, 0.26);
+  return h;
+}
+
+// More traffic than the engine serves: the queue grows, KV fine, batch at its cap.
+HostSignals overloaded() {
+  HostSignals h = healthy_engine();
+  h.sig(HostSig::kRequestsWaiting) = growing(2, 3);
+  h.sig(HostSig::kLatencyP99) = steps(0.08, 0.26);
+  h.sig(HostSig::kTtftP99) = steps(0.2, 2.0);
+  return h;
+}
+
+Report run(HostSignals h) {
+  SignalSet set;
+  set.hosts.push_back(std::move(h));
+  set.from_ms = 0;
+  set.to_ms = (kPoints - 1) * kStep;
+  return diagnose(set, {});
+}
+
+const Finding* find(const Report& r, std::string_view cause) {
+  for (const Finding& f : r.hosts.at(0).gpus.at(0).findings) {
+    if (f.cause == cause) return &f;
+  }
+  return nullptr;
+}
+bool not_assessed(const Report& r, std::string_view cause) {
+  for (const auto& n : r.hosts.at(0).gpus.at(0).not_assessed) {
+    if (n.cause == cause) return true;
+  }
+  return false;
+}
+
+TEST(ServingRules, BusyHealthyServiceHasNeither) {
+  const Report r = run(healthy_engine());
+  EXPECT_EQ(find(r, "kv_cache_pressure"), nullptr) << report_text(r, false);
+  EXPECT_EQ(find(r, "overload"), nullptr) << report_text(r, false);
+}
+
+TEST(ServingRules, FullKvCacheWithPreemptionsAndDegradedLatencyIsKvCachePressure) {
+  const Report r = run(kv_full());
+  const Finding* f = find(r, "kv_cache_pressure");
+  ASSERT_NE(f, nullptr) << report_text(r, false);
+  EXPECT_EQ(f->layer, "memory");
+  EXPECT_EQ(find(r, "overload"), nullptr) << "the KV cache is the limit: not a capacity problem";
+  EXPECT_NE(f->action.find("max-num-seqs"), std::string::npos);
+  EXPECT_EQ(r.hosts[0].gpus[0].findings.front().cause, "kv_cache_pressure") << report_text(r, false);
+  // The waste summary charges the cause its GPU time: the SMs' idle share
+  // (1 - 0.8) over the ~10 minutes it fired (5 min pending excluded).
+  ASSERT_TRUE(r.waste_by_cause.contains("kv_cache_pressure"));
+  EXPECT_GT(r.waste_by_cause.at("kv_cache_pressure"), 0.2 * 240);
+  EXPECT_LT(r.waste_by_cause.at("kv_cache_pressure"), 0.2 * 900);
+}
+
+TEST(ServingRules, KvCachePressureThresholdsBothSides) {
+  {  // usage just below full: not pressure
+    HostSignals h = kv_full();
+    h.sig(HostSig::kKvCacheUsage) = steps(0.6, kKvCacheFull - 0.01);
+    EXPECT_EQ(find(run(std::move(h)), "kv_cache_pressure"), nullptr);
+  }
+  {  // at full
+    HostSignals h = kv_full();
+    h.sig(HostSig::kKvCacheUsage) = steps(0.6, kKvCacheFull);
+    EXPECT_NE(find(run(std::move(h)), "kv_cache_pressure"), nullptr);
+  }
+  {  // full, but nothing preempted and nobody waits: the cache is well used
+    HostSignals h = kv_full();
+    h.sig(HostSig::kPreemptionRate) = flat(0);
+    h.sig(HostSig::kRequestsWaiting) = flat(0);
+    EXPECT_EQ(find(run(std::move(h)), "kv_cache_pressure"), nullptr);
+  }
+  {  // full and preempting, nobody waiting: still pressure
+    HostSignals h = kv_full();
+    h.sig(HostSig::kRequestsWaiting) = flat(0);
+    EXPECT_NE(find(run(std::move(h)), "kv_cache_pressure"), nullptr);
+  }
+  {  // full and squeezed but latency flat: no finding
+    HostSignals h = kv_full();
+    h.sig(HostSig::kLatencyP99) = flat(0.08);
+    EXPECT_EQ(find(run(std::move(h)), "kv_cache_pressure"), nullptr);
+  }
+  {  // latency up by less than the factor (2x): not degraded
+    HostSignals h = kv_full();
+    h.sig(HostSig::kLatencyP99) = steps(0.08, 0.15);
+    EXPECT_EQ(find(run(std::move(h)), "kv_cache_pressure"), nullptr);
+  }
+  {  // for less than the duration (5 min): pending, no finding yet
+    HostSignals h = kv_full();
+    Series kv = flat(0.6);
+    for (int i = kPoints - 10; i < kPoints; ++i) kv[static_cast<size_t>(i)].v = 0.99;  // the last 2.25 min
+    h.sig(HostSig::kKvCacheUsage) = kv;
+    const Report r = run(std::move(h));
+    const Finding* f = find(r, "kv_cache_pressure");
+    EXPECT_TRUE(f == nullptr || f->state != State::kFiring) << report_text(r, false);
+  }
+}
+
+TEST(ServingRules, GrowingQueueAtTheCapWithBusyGpusIsOverload) {
+  const Report r = run(overloaded());
+  const Finding* f = find(r, "overload");
+  ASSERT_NE(f, nullptr) << report_text(r, false);
+  EXPECT_EQ(f->layer, "capacity");
+  EXPECT_NE(f->action.find("add replicas"), std::string::npos) << f->action;
+  EXPECT_NE(f->action.find("requests a minute"), std::string::npos) << f->action;
+  EXPECT_EQ(find(r, "kv_cache_pressure"), nullptr);
+}
+
+TEST(ServingRules, OverloadThresholdsBothSides) {
+  {  // a long but steady queue: bounded, not overload
+    HostSignals h = overloaded();
+    h.sig(HostSig::kRequestsWaiting) = steps(2, 30);
+    EXPECT_EQ(find(run(std::move(h)), "overload"), nullptr);
+  }
+  {  // the KV cache full: that is the limit, not capacity
+    HostSignals h = overloaded();
+    h.sig(HostSig::kKvCacheUsage) = flat(kKvCacheFull);
+    EXPECT_EQ(find(run(std::move(h)), "overload"), nullptr);
+  }
+  {  // KV just below full: overload
+    HostSignals h = overloaded();
+    h.sig(HostSig::kKvCacheUsage) = flat(kKvCacheFull - 0.01);
+    EXPECT_NE(find(run(std::move(h)), "overload"), nullptr);
+  }
+  {  // GPU util below busy_util (0.8): not busy with work, more GPUs would not help
+    HostSignals h = overloaded();
+    h.gpus[0].sig(GpuSig::kGpuUtil) = flat(0.79);
+    EXPECT_EQ(find(run(std::move(h)), "overload"), nullptr);
+  }
+  {  // SM occupancy below sm_occupancy (0.3): not useful work
+    HostSignals h = overloaded();
+    h.gpus[0].sig(GpuSig::kSmOccupancy) = flat(0.29);
+    EXPECT_EQ(find(run(std::move(h)), "overload"), nullptr);
+  }
+  {  // the running batch fell well below its peak: not at the cap
+    HostSignals h = overloaded();
+    h.sig(HostSig::kRequestsRunning) = steps(64, 64 * kBatchAtPeak - 4);
+    EXPECT_EQ(find(run(std::move(h)), "overload"), nullptr);
+  }
+  {  // latency flat: the queue grows but users do not wait longer yet
+    HostSignals h = overloaded();
+    h.sig(HostSig::kLatencyP99) = flat(0.08);
+    h.sig(HostSig::kTtftP99) = flat(0.2);
+    EXPECT_EQ(find(run(std::move(h)), "overload"), nullptr);
+  }
+  {  // only time to first token degraded: still degraded
+    HostSignals h = overloaded();
+    h.sig(HostSig::kLatencyP99) = flat(0.08);
+    EXPECT_NE(find(run(std::move(h)), "overload"), nullptr);
+  }
+}
+
+TEST(ServingRules, KernelLaunchIsNotChosenWhereAnEngineCauseExplainsTheLatency) {
+  HostSignals h = kv_full();
+  h.gpus[0].sig(GpuSig::kSmOccupancy) = flat(0.2);  // low occupancy: kernel_launch's condition holds too
+  const Report r = run(std::move(h));
+  EXPECT_NE(find(r, "kv_cache_pressure"), nullptr) << report_text(r, false);
+  EXPECT_EQ(find(r, "kernel_launch"), nullptr) << report_text(r, false);
+  // Without the engine's KV-cache signals, the same GPU is kernel_launch.
+  HostSignals plain = kv_full();
+  plain.gpus[0].sig(GpuSig::kSmOccupancy) = flat(0.2);
+  plain.sig(HostSig::kKvCacheUsage).clear();
+  plain.sig(HostSig::kPreemptionRate).clear();
+  const Report r2 = run(std::move(plain));
+  EXPECT_NE(find(r2, "kernel_launch"), nullptr) << report_text(r2, false);
+  EXPECT_TRUE(not_assessed(r2, "kv_cache_pressure"));
+}
+
+TEST(ServingRules, NoEngineNoWordAboutEngines) {
+  HostSignals h;
+  h.name = "n1";
+  h.gpus.push_back(busy_gpu());
+  const Report r = run(std::move(h));
+  EXPECT_FALSE(not_assessed(r, "kv_cache_pressure"));
+  EXPECT_FALSE(not_assessed(r, "overload"));
+}
+
+}  // namespace
+}  // namespace gpulens::diagnose

@@ -1,0 +1,137 @@
+// Serving engines scraped as engines: each engine's own names and units
+// onto the catalog's serving fields, every series labelled with the engine
+// and its endpoint, so that two engines on one node are two, never one lost
+// or summed; SGLang's repeated tensor-parallel ranks counted once. The pages
+// are stand-ins in the engines' real shapes (tests/data/serving).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "sources/scrape/catalog_targets.h"
+#include "sources/scrape/scrape_source.h"
+#include "sources/scrape/testing/page_server.h"
+#include "store/live.h"
+
+namespace gpulens {
+namespace {
+
+using scrape::catalog_targets;
+using scrape::CatalogTarget;
+using scrape::Combine;
+using testing::PageServer;
+
+std::vector<CatalogTarget> targets(std::string_view name,
+                                   std::vector<std::pair<std::string_view, std::string_view>> labels = {}) {
+  return catalog_targets(name, labels);
+}
+
+std::string page(const std::string& file) {
+  std::ifstream in(std::string(GPULENS_SOURCE_DIR) + "/tests/data/serving/" + file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(ServingTargets, EachEnginesNamesLandOnOneFieldWithTheEngine) {
+  const std::vector<std::pair<std::string_view, std::string_view>> v1 = {{"engine", "0"}, {"model_name", "m"}};
+  EXPECT_EQ(targets("vllm:kv_cache_usage_perc", v1),
+            (std::vector<CatalogTarget>{{FieldId::kServingKvCacheUsage, 1, "engine=\"vllm\"", Combine::kMax}}));
+  EXPECT_EQ(targets("vllm:gpu_cache_usage_perc", {{"model_name", "m"}}), targets("vllm:kv_cache_usage_perc", v1));
+  EXPECT_EQ(targets("sglang:token_usage", {{"tp_rank", "0"}}),
+            (std::vector<CatalogTarget>{{FieldId::kServingKvCacheUsage, 1, "engine=\"sglang\"", Combine::kMax}}));
+  EXPECT_EQ(targets("vllm:num_preemptions_total", v1),
+            (std::vector<CatalogTarget>{{FieldId::kServingPreemptions, 1, "engine=\"vllm\""}}));
+  EXPECT_EQ(targets("vllm:prompt_tokens_total", v1),
+            (std::vector<CatalogTarget>{{FieldId::kServingPromptTokens, 1, "engine=\"vllm\""}}));
+  EXPECT_EQ(targets("sglang:generation_tokens_total"),
+            (std::vector<CatalogTarget>{{FieldId::kServingGenerationTokens, 1, "engine=\"sglang\""}}));
+  // V0's time_per_output_token and V1's inter_token_latency: one histogram.
+  EXPECT_EQ(targets("vllm:time_per_output_token_seconds_bucket", {{"le", "0.05"}}),
+            (std::vector<CatalogTarget>{{FieldId::kServingInterTokenLatency, 1, "engine=\"vllm\",le=\"0.05\""}}));
+  EXPECT_EQ(targets("vllm:inter_token_latency_seconds_bucket", {{"le", "0.05"}}),
+            targets("vllm:time_per_output_token_seconds_bucket", {{"le", "0.05"}}));
+  EXPECT_EQ(targets("vllm:time_to_first_token_seconds_sum", v1),
+            (std::vector<CatalogTarget>{{FieldId::kServingTimeToFirstToken, 1, "sum,engine=\"vllm\""}}));
+  EXPECT_EQ(targets("tgi_request_queue_duration_count"),
+            (std::vector<CatalogTarget>{{FieldId::kServingQueueTime, 1, "count,engine=\"tgi\""}}));
+  // _created gauges and families nobody judges stay out.
+  EXPECT_TRUE(targets("vllm:time_to_first_token_seconds_created", v1).empty());
+  EXPECT_TRUE(targets("vllm:cpu_cache_usage_perc", v1).empty());
+  EXPECT_TRUE(targets("sglang:num_running_reqs", {{"tp_rank", "1"}}).empty());
+  // Another gpulens: its engine and endpoint labels are kept as written.
+  EXPECT_EQ(targets("serving_kv_cache_usage_ratio", {{"engine", "vllm"}, {"endpoint", "http://a:8000/metrics"}}),
+            (std::vector<CatalogTarget>{
+                {FieldId::kServingKvCacheUsage, 1, "engine=\"vllm\",endpoint=\"http://a:8000/metrics\"", Combine::kMax}}));
+}
+
+TEST(ServingTargets, TheEndpointFollowsTheEngineLabel) {
+  EXPECT_EQ(scrape::with_endpoint("engine=\"vllm\"", "http://a:1/m"), "engine=\"vllm\",endpoint=\"http://a:1/m\"");
+  EXPECT_EQ(scrape::with_endpoint("engine=\"vllm\",le=\"0.1\"", "x"), "engine=\"vllm\",endpoint=\"x\",le=\"0.1\"");
+  EXPECT_EQ(scrape::with_endpoint("sum,engine=\"tgi\"", "x"), "sum,engine=\"tgi\",endpoint=\"x\"");
+  // No engine (a node-wide series), or an endpoint already: unchanged.
+  EXPECT_EQ(scrape::with_endpoint("le=\"0.1\"", "x"), "le=\"0.1\"");
+  EXPECT_EQ(scrape::with_endpoint("engine=\"vllm\",endpoint=\"a\"", "x"), "engine=\"vllm\",endpoint=\"a\"");
+}
+
+double value_of(SeriesRegistry& reg, LiveStore& live, FieldId f, std::string_view extra) {
+  const uint32_t s = reg.slot(f, kNodeEntity, extra);
+  std::lock_guard lock(live.mutex());
+  return live.present(s) ? live.value(s) : -1;
+}
+
+// Four engines on one node, two of them vLLM: each its own series.
+TEST(ServingScrape, EveryEngineOnTheNodeIsKeptApartAndRanksAreNotMultiplied) {
+  PageServer srv({{"/v1", page("vllm-v1.prom")},
+                  {"/v0", page("vllm-v0.prom")},
+                  {"/sglang", page("sglang-tp2.prom")},
+                  {"/tgi", page("tgi.prom")}});
+  SeriesRegistry reg;
+  LiveStore live;
+  SourceOptions o;
+  o.scrape.targets = {srv.url("/v1"), srv.url("/v0"), srv.url("/sglang"), srv.url("/tgi")};
+  o.scrape.interval_ms = 100;
+  o.scrape.timeout_ms = 300;
+  o.scrape.max_bytes = 64 << 10;
+  auto src = make_scrape_source(o);
+  ASSERT_TRUE(src->open(reg).is_ok());
+  const int idx = live.add_source("scrape", false, true);
+  Frame f(reg);
+  f.clear(1000);
+  const Status s = src->sample(f);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  live.publish(idx, f);
+  auto engine = [&](std::string_view kind, const std::string& path) {
+    return "engine=\"" + std::string(kind) + "\",endpoint=\"" + srv.url(path) + "\"";
+  };
+  const std::string v1 = engine("vllm", "/v1"), v0 = engine("vllm", "/v0");
+  const std::string sg = engine("sglang", "/sglang"), tgi = engine("tgi", "/tgi");
+  // Two vLLM engines: neither lost, neither added to the other.
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, v1), 48);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, v0), 12);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsWaiting, v1), 117);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingKvCacheUsage, v1), 0.999);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingKvCacheUsage, v0), 0.41);  // V0's gpu_cache_usage_perc
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingPreemptions, v1), 53366);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingTimeToFirstToken, v1 + ",le=\"7680.0\""), 200);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingTimeToFirstToken, "count," + v1), 200);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingInterTokenLatency, "sum," + v1), 41);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingInterTokenLatency, v0 + ",le=\"0.05\""), 390);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingQueueTime, v1 + ",le=\"0.3\""), 20);
+  // SGLang, two tensor-parallel ranks saying the same: once.
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, sg), 30);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsWaiting, sg), 5);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingKvCacheUsage, sg), 0.62);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingGenerationTokens, sg), 777);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingTimeToFirstToken, "count," + sg), 10);
+  // TGI: its queue and batch.
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsWaiting, tgi), 14);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, tgi), 32);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingQueueTime, tgi + ",le=\"2\""), 90);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, "sum," + tgi), 320);
+  // Nothing node-wide without an engine.
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, ""), -1);
+}
+
+}  // namespace
+}  // namespace gpulens
