@@ -1,4 +1,4 @@
-// `gpulens catalog`: the field catalog as a Markdown table (the README's
+// `gpulens catalog`: the field catalog as a Markdown table (docs/metrics.md's
 // metric reference is this output) or as tab-separated values.
 #include <CLI/CLI.hpp>
 

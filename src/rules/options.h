@@ -43,7 +43,7 @@ struct Param {
 
 struct RuleOptions {
   std::string job = "gpulens";  // scrape job of the agent (AgentDown)
-  std::string runbook_base = "https://github.com/gpulens/gpulens/blob/main/README.md";
+  std::string runbook_base = "https://github.com/gpulens/gpulens/blob/main/docs/runbooks.md";
   std::string latency_metric = "serving_request_latency_seconds";  // histogram base name
   std::string latency_join = "instance";  // label(s) joining GPUs to latency, comma-separated
   int64_t evaluation_interval_ms = 0;     // group interval; 0: Prometheus' global one

@@ -44,7 +44,7 @@ TEST(BuildRules, EveryAlertHasSummaryDescriptionWithValueAndRunbook) {
         ++alerts;
         EXPECT_FALSE(annotation(r, "summary").empty()) << r.alert;
         EXPECT_THAT(annotation(r, "description"), HasSubstr("$value")) << r.alert;
-        std::string anchor = "README.md#runbook-";
+        std::string anchor = "docs/runbooks.md#runbook-";
         for (char c : r.alert) anchor += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         EXPECT_THAT(annotation(r, "runbook_url"), ::testing::EndsWith(anchor)) << r.alert;
         ASSERT_EQ(r.labels.size(), 1u);

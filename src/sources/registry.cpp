@@ -1,4 +1,4 @@
-// The one table of sources. Keep it in sync with docs: README "Sources".
+// The one table of sources. Keep it in sync with docs: docs/how-it-works.md "Sources".
 #include "sources/registry.h"
 
 #include <array>

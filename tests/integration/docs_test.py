@@ -14,8 +14,21 @@ show it. Unmarked blocks are not run.
                                            metric/cause name (snake_case), JSON key ("key":)
                                            and alert name (GPU.../Gpulens...) shown in the
                                            output lines must appear in the real output
+  <!-- test exact -->      before ```text  the same, and the shown lines are the output, line by
+                                           line (trailing blanks ignored), except placeholders for
+                                           what legitimately varies:
+                                             {{TIME}}  a date-time, a date or a time of day
+                                             {{UUID}}  a UUID (GPU-... or MIG-... too)
+                                             {{NUM}}   a number that is measured (1,159  31.5  -2)
+                                             {{ANY}}   any text within the line
+                                             ...       (a line of its own) any number of lines
+                                           spaces right before a placeholder stretch or shrink
+                                           with it. A drift fails with a diff.
   <!-- test -->            before ```yaml  the block is a gpulens config file: check-config
                                            must accept it (exit=2: must reject it)
+
+An output that cannot be made exact (a real GPU, a time series) says in the
+text that it is illustrative.
 
 Commands run with bash in a scratch directory that links the repository's
 top-level folders (deploy/, scenarios/, ...), `gpulens` on PATH being the
@@ -24,12 +37,19 @@ the documented commands run beside other tests). Comments after `#` are part
 of the shell line, as a user would paste it. A block needing a real GPU,
 sudo or the network stays unmarked.
 
-Besides the blocks, two inventories are checked:
+The environment is fixed: COLUMNS=160 (a block may set its own), LINES=50,
+TZ=UTC, LC_ALL=C.UTF-8, NO_COLOR=1.
+
+Besides the blocks, three inventories are checked:
+  * every relative link of README.md and docs/*.md names a file that exists,
+    and its #anchor a heading (or <a id>) of that file;
   * every `--flag` written after `gpulens CMD` in the docs is a flag of CMD;
   * every flag of every command (its --help) appears in the docs.
 
-Usage: docs_test.py GPULENS ROOT
+Usage: docs_test.py GPULENS ROOT [FILE.md ...]
+  with FILEs: run only their blocks and links (no flag inventory).
 """
+import difflib
 import os
 import re
 import shutil
@@ -110,6 +130,73 @@ def expected_tokens(output_lines):
     return set(IDENT.findall(text)) | set(JSON_KEY.findall(text)) | set(ALERT.findall(text))
 
 
+PLACEHOLDERS = {
+    "TIME": r"(?:\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d| UTC)?)?"
+            r"|\d\d:\d\d(?::\d\d)?)",
+    "UUID": r"(?:(?:GPU|MIG)-)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+    "NUM": r"-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?",
+    "ANY": r".*?",
+}
+HOLE = re.compile(r"( *)\{\{(" + "|".join(PLACEHOLDERS) + r")\}\}")
+
+
+def line_pattern(shown):
+    """The regular expression one documented line stands for."""
+    out, pos = "", 0
+    for m in HOLE.finditer(shown):
+        out += re.escape(shown[pos:m.start()])
+        out += (" *" if m.group(1) else "") + PLACEHOLDERS[m.group(2)]
+        pos = m.end()
+    return re.compile(out + re.escape(shown[pos:]) + r"\Z")
+
+
+def exact_match(shown, actual):
+    """True when the actual lines are the documented ones (placeholders, ...)."""
+    pats = [None if s.strip() == "..." else line_pattern(s.rstrip()) for s in shown]
+    memo = {}
+
+    def go(i, j):
+        if (i, j) in memo:
+            return memo[i, j]
+        if i == len(pats):
+            r = j == len(actual)
+        elif pats[i] is None:
+            r = any(go(i + 1, k) for k in range(j, len(actual) + 1))
+        else:
+            r = j < len(actual) and bool(pats[i].match(actual[j])) and go(i + 1, j + 1)
+        memo[i, j] = r
+        return r
+    return go(0, 0)
+
+
+def exact_diff(shown, actual):
+    """A unified diff in which the lines that did match show as the output's."""
+    rendered, j, skipping = [], 0, False
+    for s in shown:
+        if s.strip() == "...":
+            skipping = True
+            continue
+        pat = line_pattern(s.rstrip())
+        hit = next((k for k in range(j, len(actual)) if pat.match(actual[k])), None)
+        if hit is None or (not skipping and hit > j + 3):
+            rendered.append(s.rstrip())
+            continue
+        if skipping:
+            rendered.extend(actual[j:hit])
+        rendered.append(actual[hit])
+        j, skipping = hit + 1, False
+    if skipping:
+        rendered.extend(actual[j:])
+    return "\n".join(difflib.unified_diff(rendered, actual, "documented", "actual", lineterm=""))
+
+
+def output_lines(text):
+    lines = [l.rstrip() for l in text.split("\n")]
+    while lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def run_file(path, scratch, env):
     rel = os.path.relpath(path, ROOT)
     port = free_port()
@@ -158,6 +245,13 @@ def run_file(path, scratch, env):
                     rc, out = shell(cmd, scratch, env)
                     if rc != want:
                         fail(where, f"`{cmd}` exited {rc}, want {want}: {out.strip()[-400:]}")
+                    if "exact" in opts:
+                        while shown and shown[-1].strip() == "":
+                            shown.pop()
+                        got = output_lines(out)
+                        if not exact_match(shown, got):
+                            fail(where, f"`{cmd}`: the output drifted from the docs:\n{exact_diff(shown, got)}")
+                        continue
                     missing = sorted(t for t in expected_tokens(shown) if t not in out)
                     if missing:
                         fail(where, f"`{cmd}`: the docs show {missing}, the output has none of them")
@@ -199,8 +293,50 @@ def check_flags(docs):
                 fail("docs", f"flag {flag} of gpulens {cmd} is documented nowhere in README.md or docs/")
 
 
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def anchors(path):
+    """The #anchors a Markdown file has: GitHub's heading slugs and <a id>."""
+    out, seen, fence = set(), {}, False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("```"):
+            fence = not fence
+        if fence:
+            continue
+        out.update(re.findall(r'<a (?:id|name)="([^"]+)"', line))
+        m = re.match(r"^#+ (.*)", line)
+        if m:
+            slug = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-")
+            n = seen.get(slug, 0)
+            seen[slug] = n + 1
+            out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def check_links(docs):
+    for path in docs:
+        text, fence = open(path, encoding="utf-8").read(), False
+        for n, line in enumerate(text.split("\n"), 1):
+            if line.startswith("```"):
+                fence = not fence
+            if fence:
+                continue
+            for target in LINK.findall(line):
+                if re.match(r"^[a-z]+:", target):
+                    continue
+                name, _, anchor = target.partition("#")
+                dest = os.path.normpath(os.path.join(os.path.dirname(path), name)) if name else path
+                where = f"{os.path.relpath(path, ROOT)}:{n}"
+                if not os.path.exists(dest):
+                    fail(where, f"link to {target}: no such file")
+                elif anchor and dest.endswith(".md") and anchor not in anchors(dest):
+                    fail(where, f"link to {target}: {os.path.relpath(dest, ROOT)} has no heading #{anchor}")
+
+
 def main():
-    docs = [os.path.join(ROOT, "README.md")] + sorted(
+    only = [os.path.abspath(f) for f in sys.argv[3:]]
+    docs = only or [os.path.join(ROOT, "README.md")] + sorted(
         os.path.join(ROOT, "docs", f) for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
     scratch = tempfile.mkdtemp(prefix="gpulens-docs.")
     try:
@@ -210,18 +346,22 @@ def main():
         bindir = os.path.join(scratch, ".bin")
         os.mkdir(bindir)
         os.symlink(GPULENS, os.path.join(bindir, "gpulens"))
-        env = dict(os.environ, PATH=bindir + ":" + os.environ.get("PATH", ""), ROOT=ROOT, NO_COLOR="1")
+        env = dict(os.environ, PATH=bindir + ":" + os.environ.get("PATH", ""), ROOT=ROOT, NO_COLOR="1",
+                   COLUMNS="160", LINES="50", TZ="UTC", LC_ALL="C.UTF-8")
         count = 0
         for path in docs:
             count += len(blocks(path))
             run_file(path, scratch, env)
-        check_flags(docs)
+        check_links(docs)
+        if not only:
+            check_flags(docs)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if failures:
         print("\n".join(failures), file=sys.stderr)
         sys.exit(1)
-    print(f"docs: {count} marked blocks ran as documented; every flag documented and real")
+    print(f"docs: {count} marked blocks ran as documented; every link resolves"
+          + ("" if only else "; every flag documented and real"))
 
 
 main()

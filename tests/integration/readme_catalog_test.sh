@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The README's metric reference is exactly what `gpulens catalog` prints, and
-# every shipped scenario is listed in the README's scenario table, and
+# docs/metrics.md's metric reference is exactly what `gpulens catalog` prints,
+# every shipped scenario is listed in docs/how-it-works.md's scenario table, and
 # docs/config.md's key table is exactly what `gpulens check-config --keys` prints.
 set -euo pipefail
 GPULENS=$1
@@ -13,13 +13,14 @@ if ! python3 -c 'import sys; sys.exit(open(sys.argv[2]).read() not in open(sys.a
   echo "docs/config.md's key table differs from \`gpulens check-config --keys\`: paste its output there" >&2
   exit 1
 fi
-python3 - "$ROOT/README.md" "${TMPDIR:-/tmp}/catalog.$$" "$ROOT/scenarios" <<'PY'
+python3 - "$ROOT/docs/metrics.md" "${TMPDIR:-/tmp}/catalog.$$" "$ROOT/scenarios" "$ROOT/docs/how-it-works.md" <<'PY'
 import os, sys
-readme, catalog, scenarios = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3]
-if catalog not in readme:
-    sys.exit("README.md's metric table differs from `gpulens catalog`: paste its output into the README")
+metrics, catalog, scenarios = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3]
+readme = open(sys.argv[4]).read()
+if catalog not in metrics:
+    sys.exit("docs/metrics.md's metric table differs from `gpulens catalog`: paste its output there")
 missing = [f[:-5] for f in os.listdir(scenarios) if f.endswith(".yaml") and f"`{f[:-5]}`" not in readme]
 if missing:
-    sys.exit(f"scenarios missing from README.md: {missing}")
+    sys.exit(f"scenarios missing from docs/how-it-works.md: {missing}")
 PY
-echo "README in sync with the catalog and scenarios"
+echo "docs in sync with the catalog and scenarios"
