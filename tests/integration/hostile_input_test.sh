@@ -5,7 +5,8 @@
 # that differ only in job/instance, and a scrape target whose page carries
 # the same (invalid UTF-8, 10,000 labels, duplicates, -1 and +Inf counters,
 # __name__ as a label) beside targets answering gzip bytes or a page cut
-# short. Then a real Prometheus scrapes the agent: up = 1 (the page is
+# short (no length, no final newline), and a whole page (with a length)
+# whose last line lacks its newline, which is read. Then a real Prometheus scrapes the agent: up = 1 (the page is
 # valid), the good series are there and none of the bad ones. Also: a job
 # name in base64 and a two-member gzip body are taken. About 15 s.
 set -euo pipefail
@@ -29,6 +30,7 @@ hostile = (
     b'node_network_receive_bytes_total{device="named",__name__="x"} 3\n')
 pages = {"/hostile": hostile,
          "/cut": b'node_network_receive_bytes_total{device="cut0"} 1\nnode_network_receive_bytes_total{device="cut1"} 1',
+         "/nonl": b'node_network_receive_bytes_total{device="nonl0"} 1\nnode_network_receive_bytes_total{device="nonl1"} 2',
          "/gzip": gzip.compress(b'node_network_receive_bytes_total{device="gz0"} 1\n')}
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -37,7 +39,8 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send_error(404); return
         self.send_response(200)
         self.send_header("Content-Type", "text/plain; version=0.0.4")
-        self.send_header("Content-Length", str(len(body)))
+        if self.path != "/cut":  # /cut: no length, the body ends with the connection
+            self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
     def log_message(self, *a): pass
@@ -52,7 +55,7 @@ push: {enabled: true}
 source:
   scrape:
     interval: 1s
-    targets: [$P/hostile, $P/cut, $P/gzip]
+    targets: [$P/hostile, $P/cut, $P/nonl, $P/gzip]
 EOF2
 start_agent main "$agent" --config "$STACK/gpulens.yaml" --scenario healthy-training --interval 1s
 A="http://127.0.0.1:$agent"
@@ -125,6 +128,8 @@ check 'gpu_memory_fragmentation_ratio{pool="gz1"}' 0.1
 check 'count(gpu_allocator_retries_total < 0)' none
 check 'count(gpu_allocator_retries_total > 1e300)' none
 check "gpulens_source_up{target=\"$P/cut\"}" 0
+check "gpulens_source_up{target=\"$P/nonl\"}" 1
+check 'host_network_receive_bytes_total{device="nonl1"}' 2
 check "gpulens_source_up{target=\"$P/gzip\"}" 0
 check "gpulens_source_up{target=\"$P/hostile\"}" 1
 for reason in label_utf8 label_count label_reserved duplicate invalid_value; do

@@ -110,18 +110,30 @@ TEST(ScrapeLimits, CountersOutOfRangeAreDropped) {
 }
 
 TEST(ScrapeLimits, APageThatIsNotTextIsDownWithAReason) {
-  PageServer srv({{"/cut", rx_line("device=\"eth0\"", "5") + "node_network_receive_bytes_total{device=\"eth1\"} 7"},
+  PageServer srv({{"/unframed-cut", rx_line("device=\"eth0\"", "5") + "node_network_receive_bytes_total{device=\"eth1\"} 7"},
                   {"/bin", std::string("\x1f\x8b\x08\0\0\0\0\0\0\x03", 10) + "\n"},
                   {"/ok", rx_line("device=\"eth9\"", "1")}});
   Scraped s;
-  scrape(s, {srv.url("/cut"), srv.url("/bin"), srv.url("/ok")});
+  scrape(s, {srv.url("/unframed-cut"), srv.url("/bin"), srv.url("/ok")});
   ASSERT_FALSE(s.status.is_ok());
   EXPECT_NE(s.status.message().find("2 of 3 targets down"), std::string::npos) << s.status.message();
   EXPECT_NE(s.status.message().find("does not end with a newline"), std::string::npos) << s.status.message();
   EXPECT_NE(s.status.message().find("binary"), std::string::npos) << s.status.message();
   EXPECT_EQ(rx(s, "eth0"), -1);
   EXPECT_EQ(rx(s, "eth9"), 1);
-  EXPECT_EQ(value_of(s, FieldId::kAgentSourceUp, "source=\"scrape\",target=\"" + srv.url("/cut") + "\""), 0);
+  EXPECT_EQ(value_of(s, FieldId::kAgentSourceUp, "source=\"scrape\",target=\"" + srv.url("/unframed-cut") + "\""), 0);
+}
+
+// Real serving engines' pages may lack the final newline. With a length the
+// answer is known whole: its last line is read and the target is up.
+TEST(ScrapeLimits, AWholePageWithoutAFinalNewlineIsRead) {
+  PageServer srv({{"/m", rx_line("device=\"eth0\"", "5") + "node_network_receive_bytes_total{device=\"eth1\"} 7"}});
+  Scraped s;
+  scrape(s, {srv.url("/m")});
+  ASSERT_TRUE(s.status.is_ok()) << s.status.message();
+  EXPECT_EQ(rx(s, "eth0"), 5);
+  EXPECT_EQ(rx(s, "eth1"), 7);
+  EXPECT_EQ(value_of(s, FieldId::kAgentSourceUp, "source=\"scrape\",target=\"" + srv.url("/m") + "\""), 1);
 }
 
 std::string devices(int n, std::string_view prefix = "d") {

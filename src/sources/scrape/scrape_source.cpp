@@ -583,13 +583,21 @@ class Target {
     auto r = client_->get(url_, {{"Accept", std::string(kAccept)}});
     if (!r) return r.status();
     if (r->status != 200) return unavailable("HTTP " + std::to_string(r->status));
-    // A text page ends with a newline; one that does not was cut short or is
-    // not text at all (a compressed or binary answer): down, not "0 series".
+    // A binary answer (compressed without Content-Encoding, not text at
+    // all) is down, not "0 series".
     if (r->body.find('\0') != std::string::npos) {
       return invalid_argument("the answer is binary (a NUL byte), not the Prometheus text format");
     }
     if (!r->body.empty() && r->body.back() != '\n') {
-      return invalid_argument("the answer does not end with a newline: cut short, or not the Prometheus text format");
+      // Framed by Content-Length or chunked encoding, the answer is whole
+      // (the client fails one that stops early): its last line only lacks
+      // the newline, as real serving engines' pages may. Unframed, the body
+      // ends with the connection, and a page cut there looks the same: down.
+      if (r->header("content-length").empty() && r->header("transfer-encoding").empty()) {
+        return invalid_argument(
+            "the answer does not end with a newline and has no length: cut short, or not the Prometheus text format");
+      }
+      r->body.push_back('\n');
     }
     parser_->start_scrape(t0);
     Status s = parser_->feed(r->body);

@@ -1,6 +1,8 @@
 // Test support: a loopback HTTP server for the scrape source's tests that
 // serves fixed pages by path ("/500" answers HTTP 500, "/hang" accepts and
-// never answers), one request per connection. Header-only.
+// never answers, a path starting "/unframed" is answered without
+// Content-Length: its body ends with the connection), one request per
+// connection. Header-only.
 #pragma once
 
 #include <poll.h>
@@ -66,6 +68,8 @@ class PageServer {
           reply = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\noops";
         } else if (it == pages_.end()) {
           reply = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+        } else if (path.starts_with("/unframed")) {
+          reply = "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\r\n" + it->second;
         } else {
           reply = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: " +
                   std::to_string(it->second.size()) + "\r\n\r\n" + it->second;
