@@ -78,7 +78,10 @@ std::optional<size_t> profile_body_limit(push::ProfileTable* table, std::string_
 
 bool handle_profile_route(push::PushStore* store, push::ProfileTable* table, const ServerRequest& req,
                           ServerResponse& res, int64_t now_ms) {
-  if (req.path != kPrefix && !req.path.starts_with(std::string(kPrefix) + "/")) return false;
+  // No allocation here: every request of the agent, /metrics included, passes by.
+  if (!req.path.starts_with(kPrefix) || (req.path.size() > kPrefix.size() && req.path[kPrefix.size()] != '/')) {
+    return false;
+  }
   if (!store || !table) {
     error(res, 404, "profiling is off: it rides on the push receiver, start the agent with `gpulens serve --push`");
     return true;
