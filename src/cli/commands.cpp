@@ -19,6 +19,7 @@ int run_check_config(int argc, char** argv);
 int run_catalog(int argc, char** argv);
 int run_nccl(int argc, char** argv);
 int run_trace(int argc, char** argv);
+int run_profile(int argc, char** argv);
 int run_rules(int argc, char** argv);
 int run_diagnose(int argc, char** argv);
 int run_calibrate(int argc, char** argv);
@@ -37,6 +38,8 @@ constexpr std::array kCommands{
     Command{"version", "print the version and build information", run_version},
     Command{"nccl", "analyse NCCL_DEBUG=INFO logs: transport, GDR, topology, errors", run_nccl},
     Command{"trace", "analyse PyTorch profiler traces: idle, overlap, kernels, launch delay", run_trace},
+    Command{"profile", "capture Python stacks or a torch trace inside a process running gpulens_client, analysed",
+            run_profile},
     Command{"calibrate", "measure each GPU's real PCIe and peer bandwidth; --check compares with a past run",
             run_calibrate},
     Command{"rules", "print Prometheus alerting and recording rules with your thresholds", run_rules},

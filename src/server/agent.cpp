@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "server/web_routes.h"
 #include "server/query.h"
 #include "util/duration.h"
+#include "server/profile_routes.h"
 #include "server/push_routes.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -31,6 +33,7 @@ Agent::Agent(AgentOptions options, std::vector<std::unique_ptr<Source>> sources)
   history_->set_short_lived_release(static_cast<size_t>(std::max<int64_t>(1, kShortLivedReleaseMs / interval)));
   for (auto& s : sources) runners_.push_back({std::move(s), -1, {}});
   if (options_.push) {
+    profiles_ = std::make_unique<push::ProfileTable>();
     options_.push->attach(registry_, live_);
     runners_.push_back({push::make_push_source(options_.push), -1, {}});
   }
@@ -206,9 +209,12 @@ Status Agent::start(AgentHooks hooks) {
     HttpServerOptions http{.listen = options_.listen};
     http.security = options_.security;
     if (push) {
-      http.max_body_bytes = std::max(http.max_body_bytes, push->options().limits.max_body_bytes);
-      http.body_limit = [push, get = http.max_get_body_bytes](std::string_view m, std::string_view p) -> size_t {
+      http.max_body_bytes = std::max({http.max_body_bytes, push->options().limits.max_body_bytes,
+                                      static_cast<size_t>(profiles_->limits().max_result_bytes)});
+      http.body_limit = [push, profiles = profiles_.get(), get = http.max_get_body_bytes](std::string_view m,
+                                                                                       std::string_view p) -> size_t {
         if (auto limit = push_body_limit(push, m, p)) return *limit;
+        if (auto limit = profile_body_limit(profiles, m, p)) return *limit;
         return m == "POST" || m == "PUT" ? size_t{1} << 20 : get;
       };
     }
@@ -359,6 +365,7 @@ bool answers_off_loop(std::string_view path) {
 void Agent::handle(const ServerRequest& req, ServerResponse& res) {
   if (refuse_cross_site(guard_, req, res)) return;
   if (handle_push_route(options_.push.get(), req, res, wall_ms())) return;
+  if (handle_profile_route(options_.push.get(), profiles_.get(), req, res, wall_ms())) return;
   if (req.path == "/metrics") {
     const Format format = negotiate(req.accept);
     const bool gzip = accepts_gzip(req.accept_encoding);

@@ -13,6 +13,7 @@
 //   /api/v1/findings    diagnosis of the recent history as JSON; ?range=30m
 //   /api/v1/history, /api/v1/export   see history_routes.h
 //   /metrics/job/..., /v1/metrics   the push receiver (push_routes.h), when on
+//   /api/v1/profile...               on-demand captures by gpulens_client (profile_routes.h), with push
 //   /, /assets/*        the web page (web_routes.h)
 //
 // /metrics is answered on the listener's event loop from a page rendered
@@ -37,6 +38,7 @@
 #include "model/selection.h"
 #include "server/browser_guard.h"
 #include "model/series.h"
+#include "push/profile_table.h"
 #include "push/push_store.h"
 #include "server/http_server.h"
 #include "sources/options.h"
@@ -142,6 +144,7 @@ class Agent {
   int self_index_ = -1;
   AgentHooks hooks_;
   std::unique_ptr<HttpServer> server_;
+  std::unique_ptr<push::ProfileTable> profiles_;  // with the push receiver
   BrowserGuard guard_;
 
   std::mutex stop_mu_;

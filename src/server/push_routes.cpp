@@ -32,6 +32,21 @@ bool same_secret(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+bool push_token_ok(const push::PushStore& store, std::string_view auth, std::string& why) {
+  const std::string& token = store.options().token;
+  if (token.empty()) return true;
+  if (!istarts_with(auth, "bearer ")) {
+    why = "push needs Authorization: Bearer <token>";
+    return false;
+  }
+  auth.remove_prefix(7);
+  if (!same_secret(auth, token)) {
+    why = "push token does not match push.token_file";
+    return false;
+  }
+  return true;
+}
+
 Status gunzip_bounded(std::string_view in, std::string& out, size_t limit) {
   z_stream z{};
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return internal_error("zlib init failed");
@@ -99,13 +114,7 @@ bool handle_push_route(push::PushStore* store, const ServerRequest& req, ServerR
     }
     return true;
   };
-  const std::string& token = store->options().token;
-  if (!token.empty()) {
-    std::string_view auth = req.authorization;
-    if (!istarts_with(auth, "bearer ")) return answer(401, "unauthorized", "push needs Authorization: Bearer <token>");
-    auth.remove_prefix(7);
-    if (!same_secret(auth, token)) return answer(401, "unauthorized", "push token does not match push.token_file");
-  }
+  if (std::string why; !push_token_ok(*store, req.authorization, why)) return answer(401, "unauthorized", why);
   if (otlp && req.method != "POST") {
     res.status = 405;
     res.body = "OTLP exports are POSTed\n";

@@ -26,6 +26,10 @@ bool handle_push_route(push::PushStore* store, const ServerRequest& req, ServerR
 // other route (the server's defaults apply).
 std::optional<size_t> push_body_limit(const push::PushStore* store, std::string_view method, std::string_view path);
 
+// Checks the bearer token of a request when push.token_file set one;
+// false with the reason in `why` otherwise (the profile routes share it).
+bool push_token_ok(const push::PushStore& store, std::string_view authorization, std::string& why);
+
 // Inflates a gzip body into `out`; fails beyond `limit` bytes of output.
 Status gunzip_bounded(std::string_view in, std::string& out, size_t limit);
 

@@ -17,3 +17,9 @@ set_tests_properties(python_client_install PROPERTIES TIMEOUT 300 SKIP_RETURN_CO
 # up = 1, the bad series absent, the drops counted (about 15 s).
 add_test(NAME hostile_input COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/hostile_input_test.sh $<TARGET_FILE:gpulens>)
 set_tests_properties(hostile_input PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 120)
+# On-demand captures: the client's side against a stand-in agent, then real programs (docs/profiling.md).
+add_test(NAME python_client_profile_unit
+         COMMAND /usr/bin/python3 -m unittest discover -s ${PROJECT_SOURCE_DIR}/clients/python/tests -p test_profile.py)
+set_tests_properties(python_client_profile_unit PROPERTIES TIMEOUT 120)
+add_test(NAME profile_capture COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/profile_test.sh $<TARGET_FILE:gpulens>)
+set_tests_properties(profile_capture PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 180)

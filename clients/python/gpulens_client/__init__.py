@@ -32,6 +32,11 @@ refused push by its HTTP status, a failed read of the allocator by its
 exception), once; it dies with the process. It waits for the program to
 finish importing torch and does not import it itself.
 
+It also takes on-demand captures the agent asks for (`gpulens profile`):
+once per interval it asks GET /api/v1/profile/next?pid=PID and runs a
+request on its own thread (profile.py, docs/profiling.md); profile=False
+turns that off.
+
 Thread-safety: start()/stop() from any thread; one client per process.
 """
 
@@ -42,8 +47,10 @@ import threading
 import time
 from typing import Any, Dict, List, Optional
 
-from . import stats, wire
+from . import profile, stats, wire
 from .wire import Sample
+
+_profile_module = profile
 
 __all__ = ["Client", "start", "stop", "Sample"]
 
@@ -59,7 +66,7 @@ class Client:
 
     def __init__(self, url: str = "http://127.0.0.1:9400", interval: float = 5.0, snapshot_every: int = 12,
                  job: str = "gpulens_client", timeout: float = 2.0, token: Optional[str] = None,
-                 torch_module: Any = None, clock=time.perf_counter):
+                 torch_module: Any = None, clock=time.perf_counter, profile: bool = True):
         self.url = url
         self.interval = max(0.05, float(interval))
         self.snapshot_every = max(0, int(snapshot_every))
@@ -79,6 +86,10 @@ class Client:
         self._logged = set()  # kinds of failure already logged: ("push", "URLError"), ("read", ...)
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
+        self.profiler = _profile_module.Profiler(url, self.pid, timeout, token, self._log_once) if profile else None
+
+    def _log_once(self, why: str) -> None:
+        self._failed("profile", why.split(":")[0], why)
 
     # --- reading ---------------------------------------------------------
 
@@ -169,14 +180,30 @@ class Client:
         self.last_error = why
         if (stage, kind) not in self._logged:
             self._logged.add((stage, kind))
-            what = "reading the allocator failed" if stage == "read" else "push to %s failed" % self.url
+            what = {"read": "reading the allocator failed", "profile": "a profile request failed"}.get(
+                stage, "push to %s failed" % self.url)
             _log.warning("gpulens_client: %s (%s); counting further failures of this kind in Client.errors "
                          "without logging them", what, why)
         return False
 
+    def poll_profile(self) -> None:
+        """Asks the agent once for a capture request and starts it. Never raises."""
+        if self.profiler is None:
+            return
+        try:
+            self.profiler.poll()
+        except OSError:
+            # The agent unreachable: the push reports that when there is
+            # something to push; a poll failure is only counted here (and
+            # `gpulens profile` says when no client asked).
+            self.profiler.poll_failures += 1
+        except Exception as e:
+            self._failed("profile", type(e).__name__, "%s: %s" % (type(e).__name__, e))
+
     def _run(self) -> None:
         while not self._stop.is_set():
             self.push_once()
+            self.poll_profile()
             self._stop.wait(self.interval)
 
     def start(self) -> "Client":
@@ -189,6 +216,8 @@ class Client:
         """Stops the thread; with `remove`, deletes the process's group from
         the receiver (a Pushgateway keeps groups forever)."""
         self._stop.set()
+        if self.profiler is not None:
+            self.profiler.stop()
         if self._thread is not None:
             self._thread.join(timeout=self.timeout + 1)
         if remove and self.pushes:
