@@ -224,7 +224,7 @@ promtool tsdb create-blocks-from openmetrics "$work/rec.om" "$work/tsdb" > "$wor
   || fail "promtool backfill: $(tail -5 "$work/backfill.txt")"
 ls "$work/tsdb"/*/meta.json >/dev/null || fail "no TSDB block written"
 # --- source_down / source_up ----------------------------------------------------
-curl -sf "http://127.0.0.1:$hostdown_port/metrics" | grep -q '^gpulens_source_up{source="host"} 1$' \
+curl -sf "http://127.0.0.1:$hostdown_port/metrics" | grep '^gpulens_source_up{source="host"} 1$' >/dev/null \
   || fail "host source not up on the procfs copy: $(tail -3 "$work/agent-hostdown.log")"
 mv "$work/proc/stat" "$work/proc/stat.away"
 for _ in $(seq 50); do grep -q source_down "$work/agent-hostdown.log" && break; sleep 0.1; done

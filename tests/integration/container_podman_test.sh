@@ -76,5 +76,8 @@ if touch "/proc/$pid/root/usr/bin/probe" 2>/dev/null; then fail "the root file s
 pd stop -t 10 "$name" >/dev/null || fail "podman stop"
 code=$(pd inspect "$name" --format '{{.State.ExitCode}}')
 [[ $code == 0 ]] || fail "the container exited $code after SIGTERM, want 0"
-pd logs "$name" 2>&1 | grep -q "serving url=http://127.0.0.1:$port/metrics" || fail "the agent's log is not in podman logs"
+# Into a file first: `pd logs | grep -q` under pipefail fails at random when
+# grep exits on its match before podman has written the rest (SIGPIPE).
+pd logs "$name" >"$tmp/podman-logs.txt" 2>&1 || fail "podman logs failed: $(cat "$tmp/podman-logs.txt")"
+grep -q "serving url=http://127.0.0.1:$port/metrics" "$tmp/podman-logs.txt" || fail "the agent's log is not in podman logs"
 echo "container in podman: ok ($(($(date +%s) - start)) s)"

@@ -30,7 +30,7 @@ for i in 0 1 2; do
         labels: {instance: '10.0.0.$((i + 1)):9400'}
 "
 done
-curl -fs "http://127.0.0.1:$port/metrics" | grep -q '^DCGM_FI_DEV_GPU_UTIL_RATIO{' \
+curl -fs "http://127.0.0.1:$port/metrics" | grep '^DCGM_FI_DEV_GPU_UTIL_RATIO{' >/dev/null \
   || stack_fail "the --dcgm-names=4.9 agent writes no DCGM_FI_DEV_GPU_UTIL_RATIO"
 cat > "$STACK/prometheus.yml" <<YML
 global:
