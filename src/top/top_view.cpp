@@ -63,8 +63,11 @@ class Line {
     if (clipped && word_char(s, end)) {
       // Back to the start of the word the width cuts (words before this
       // piece were whole: a cut there is at a piece boundary).
+      // Where the character before the cut ends a word already (a space),
+      // the cut is at the word's start: `end` stays, and starts[cols] would
+      // be one past the characters shown.
       while (cols > 0 && word_char(s, starts[static_cast<size_t>(cols - 1)])) --cols;
-      end = starts[static_cast<size_t>(cols)];
+      if (static_cast<size_t>(cols) < starts.size()) end = starts[static_cast<size_t>(cols)];
     }
     const bool styled = colour_ && style && *style;
     if (styled) out_ += style;
