@@ -16,7 +16,7 @@ for i in $(seq "$runs"); do
     env -i GPULENS_SCENARIOS=/usr/share/gpulens/scenarios "$(command -v chroot)" --userspec=65532:65532 "$rootfs" \
     /usr/bin/gpulens serve --source sim --listen "127.0.0.1:$port" >/dev/null 2>&1 &
   pid=$!
-  until curl -sf "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -q '^gpu_up{'; do sleep 0.005; done
+  until curl -sf "http://127.0.0.1:$port/metrics" 2>/dev/null | grep '^gpu_up{' >/dev/null; do sleep 0.005; done
   echo "run $i: $((($(date +%s%N) - t0) / 1000000)) ms to the first /metrics with GPUs"
   pkill -TERM -P "$pid"; wait "$pid" 2>/dev/null || true   # unshare --fork ignores SIGTERM itself
 done

@@ -22,7 +22,7 @@ for p in "${want[@]}"; do
   # A Node.js that brings its own npm (as NodeSource's nodejs does) conflicts
   # with Debian's npm package: any working npm is enough.
   [[ $p == npm ]] && command -v npm >/dev/null && continue
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
 done
 if ((${#missing[@]})); then
   echo "gpulens: installing ${missing[*]}" >&2

@@ -9,7 +9,7 @@ scripts/deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release --target gpulens
 source_args=()
-if [[ " $* " != *" --source"* ]] && ! build/release/gpulens version 2>/dev/null | grep -q '^nvml: loads '; then
+if [[ " $* " != *" --source"* ]] && ! build/release/gpulens version 2>/dev/null | grep '^nvml: loads ' >/dev/null; then
   echo "run.sh: no NVIDIA driver found (libnvidia-ml.so.1 does not load): running the simulator (--source sim)" >&2
   source_args=(--source sim)
 fi

@@ -114,7 +114,7 @@ PY
 "$GPULENS" snapshot --source sim --scenario thermal-throttle-one-gpu > "$work/snap-fault.txt"
 grep -q 'at 70s of scenario time' "$work/snap-fault.txt" || fail "snapshot time note: $(cat "$work/snap-fault.txt")"
 grep -q '^5 .*sw_thermal' "$work/snap-fault.txt" || fail "snapshot does not show GPU 5 throttled"
-"$GPULENS" snapshot --source host | grep -q '^no GPUs: the sources (host) report none' || fail "snapshot --source host"
+"$GPULENS" snapshot --source host | grep '^no GPUs: the sources (host) report none' >/dev/null || fail "snapshot --source host"
 # Unknown flags: named in order with the closest real one; usage errors exit 2.
 set +e; "$GPULENS" snapshot --sorce sim 2>"$work/err"; rc=$?; set -e
 [[ $rc -eq 2 ]] && grep -q 'unknown flag --sorce (did you mean --source?)' "$work/err" || fail "--sorce: $rc $(cat "$work/err")"
@@ -256,7 +256,7 @@ assert [(e["gpu"], e["cause"]) for e in started] == [("0", "input_pipeline")], s
 assert [(e["gpu"], e["cause"]) for e in ended] == [("0", "input_pipeline")], ended
 assert ended[0]["level"] == "info" and ended[0]["held"].endswith("s") and ended[0]["until"] > started[0]["since"], ended
 PY
-curl -sf "http://127.0.0.1:$ended_port/metrics" | grep -q '^gpulens_finding{' \
+curl -sf "http://127.0.0.1:$ended_port/metrics" | grep '^gpulens_finding{' >/dev/null \
   && fail "gpulens_finding still exported after the cause stopped"
 curl -sf "http://127.0.0.1:$ended_port/api/v1/findings" | python3 -c '
 import json, sys

@@ -43,7 +43,7 @@ start=$(date +%s)
   fail "scripts/image.sh --archive failed"
 echo "image built in $(($(date +%s) - start)) s"
 tag=$("$gpulens" --version | awk 'NR==1 {print $2}')
-tar tf "$tmp/gpulens.tar" | grep -qx manifest.json || fail "the archive has no manifest.json for docker load"
+tar tf "$tmp/gpulens.tar" | grep -x manifest.json >/dev/null || fail "the archive has no manifest.json for docker load"
 
 pd load -i "$tmp/gpulens.tar" >"$tmp/load.out" 2>&1 || fail "podman load: $(cat "$tmp/load.out")"
 grep -q "Loaded image: localhost/gpulens:$tag" "$tmp/load.out" || fail "podman load named it otherwise: $(cat "$tmp/load.out")"

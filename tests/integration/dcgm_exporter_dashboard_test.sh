@@ -30,7 +30,7 @@ port=$(free_port)
 start_prometheus "$port" "$STACK/prometheus.yml"
 # Two scrapes of each target.
 deadline=$((SECONDS + 30))
-until prom_query "$port" 'count(DCGM_FI_DEV_GPU_TEMP)' | grep -q '"16"'; do
+until prom_query "$port" 'count(DCGM_FI_DEV_GPU_TEMP)' | grep '"16"' >/dev/null; do
   ((SECONDS < deadline)) || stack_fail "Prometheus never saw 16 GPUs' DCGM_FI_DEV_GPU_TEMP"
   sleep 0.5
 done
@@ -66,12 +66,12 @@ PY
 
 # The dashboard's "gpu" variable lists the eight GPUs; the lowercase option
 # reaches Prometheus as `hostname`, the default as `Hostname`.
-prom_query "$port" "count(DCGM_FI_DEV_GPU_UTIL{instance=\"127.0.0.1:$b\",hostname!=\"\",Hostname=\"\"})" | grep -q '"8"' \
+prom_query "$port" "count(DCGM_FI_DEV_GPU_UTIL{instance=\"127.0.0.1:$b\",hostname!=\"\",Hostname=\"\"})" | grep '"8"' >/dev/null \
   || stack_fail "--dcgm-hostname-label hostname: no lowercase hostname label"
-prom_query "$port" "count(DCGM_FI_DEV_GPU_UTIL{instance=\"127.0.0.1:$a\",Hostname!=\"\",hostname=\"\"})" | grep -q '"8"' \
+prom_query "$port" "count(DCGM_FI_DEV_GPU_UTIL{instance=\"127.0.0.1:$a\",Hostname!=\"\",hostname=\"\"})" | grep '"8"' >/dev/null \
   || stack_fail "default: no Hostname label"
 # Every series carries the driver version label row; XID is 0 without an XID.
-prom_query "$port" 'count(DCGM_FI_DEV_FB_USED{DCGM_FI_DRIVER_VERSION="simulated"})' | grep -q '"16"' \
+prom_query "$port" 'count(DCGM_FI_DEV_FB_USED{DCGM_FI_DRIVER_VERSION="simulated"})' | grep '"16"' >/dev/null \
   || stack_fail "DCGM_FI_DRIVER_VERSION missing"
-prom_query "$port" 'count(DCGM_FI_DEV_XID_ERRORS == 0)' | grep -q '"16"' || stack_fail "DCGM_FI_DEV_XID_ERRORS not 0 on every GPU"
+prom_query "$port" 'count(DCGM_FI_DEV_XID_ERRORS == 0)' | grep '"16"' >/dev/null || stack_fail "DCGM_FI_DEV_XID_ERRORS not 0 on every GPU"
 echo "dcgm-exporter dashboard: ok"

@@ -29,7 +29,7 @@ start_agent xid "$port" --source sim --scenario "$tmp/xid.yaml" --interval 200ms
 url="http://127.0.0.1:$port"
 # Wait until the agent's diagnosis has the fault.
 for _ in $(seq 100); do
-  curl -sf "$url/api/v1/findings" | grep -q '"cause":"hardware_errors"' && break
+  curl -sf "$url/api/v1/findings" | grep '"cause":"hardware_errors"' >/dev/null && break
   sleep 0.2
 done
 

@@ -84,5 +84,5 @@ since = j["hang"]["since"]
 assert r["window"]["from"] < since < r["window"]["to"], (since, r["window"])
 print("ok   nccl-hang: the job hung since", since)
 PY
-"$gpulens" diagnose --replay "$tmp/h.om" --fail-on never | grep -Eq "^  job [^ ]+ \(the GPUs of one host\), 8 GPUs on 1 host: hung since " \
+"$gpulens" diagnose --replay "$tmp/h.om" --fail-on never | grep -E "^  job [^ ]+ \(the GPUs of one host\), 8 GPUs on 1 host: hung since " >/dev/null \
   || fail "nccl-hang text: no hung job line"

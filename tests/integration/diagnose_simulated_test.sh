@@ -29,7 +29,7 @@ check_reports() {
   "$GPULENS" diagnose "$@" --fail-on never --format html -o "$tmp/$what.html" 2> "$tmp/$what-html.err"
   set -e
   [[ $rc == 0 ]] || stack_fail "$what: exit $rc: $(cat "$tmp/$what.err")"
-  head -1 "$tmp/$what.txt" | grep -q '^SIMULATED DATA: host .* (scenario thermal-throttle-one-gpu) served gpulens_simulated 1' \
+  head -1 "$tmp/$what.txt" | grep '^SIMULATED DATA: host .* (scenario thermal-throttle-one-gpu) served gpulens_simulated 1' >/dev/null \
     || stack_fail "$what: the text report does not open with the banner: $(head -3 "$tmp/$what.txt")"
   /usr/bin/python3 - "$tmp/$what.json" <<'PY' || stack_fail "$what: JSON not marked: $(head -c 600 "$tmp/$what.json")"
 import json, sys
@@ -49,7 +49,7 @@ check_reports replay --replay "$tmp/sim.om"
 "$GPULENS" diagnose --replay "$src/tests/data/dcgm-exporter/golden.prom" --fail-on never > "$tmp/real.txt"
 ! grep -q SIMULATED "$tmp/real.txt" || stack_fail "a real scrape is reported as simulated"
 "$GPULENS" diagnose --replay "$src/tests/data/dcgm-exporter/golden.prom" --fail-on never --format json \
-  | grep -q '"simulated":false' || stack_fail "a real scrape's JSON lacks \"simulated\":false"
+  | grep '"simulated":false' >/dev/null || stack_fail "a real scrape's JSON lacks \"simulated\":false"
 
 # Through Prometheus: the recording three hours back (promtool backfills
 # what lies outside the head block), served on a free port.

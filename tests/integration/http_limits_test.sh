@@ -34,5 +34,5 @@ wait_log 2
 kill -0 "$pid" || stack_fail "SIGHUP stopped the agent"
 curl -sf -o /dev/null "http://127.0.0.1:$port/metrics" || stack_fail "no scrape after SIGHUP"
 grep -q 'reload.*result="nothing to apply"' "$log" || stack_fail "no reload line for the unchanged file: $(grep reload "$log")"
-grep 'reload' "$log" | grep -q 'agent.yaml:' || stack_fail "the broken file's reason is not logged: $(grep reload "$log")"
+grep 'reload' "$log" | grep 'agent.yaml:' >/dev/null || stack_fail "the broken file's reason is not logged: $(grep reload "$log")"
 echo "PASS"

@@ -22,7 +22,7 @@ on_tty() {
   printf '%q ' "$@" > "$name.cmd"
   tm new-session -d -s "$name" -x 200 -y 30 "cd $STACK && bash -c \"\$(cat $name.cmd) > $name.out\"; echo $name-done; sleep 30"
   local deadline=$((SECONDS + 60))
-  until tm capture-pane -p -t "$name" | grep -q "^$name-done"; do
+  until tm capture-pane -p -t "$name" | grep "^$name-done" >/dev/null; do
     ((SECONDS < deadline)) || stack_fail "$name did not finish on the terminal"
     sleep 0.2
   done

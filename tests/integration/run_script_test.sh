@@ -16,7 +16,7 @@ port=$(free_port)
 STACK_PIDS+=($!)
 wait_http "http://127.0.0.1:$port/metrics" 300
 metrics=$(curl -fs "http://127.0.0.1:$port/metrics")
-if "$root/build/release/gpulens" version | grep -q '^nvml: loads '; then
+if "$root/build/release/gpulens" version | grep '^nvml: loads ' >/dev/null; then
   ! grep -q '^gpulens_simulated\({[^}]*}\)\? 1$' <<<"$metrics" || stack_fail "a driver is present but the data is marked simulated"
 else
   grep -q 'no NVIDIA driver found' "$STACK/run.log" || stack_fail "run.sh did not say it runs the simulator"

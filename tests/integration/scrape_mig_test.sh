@@ -92,5 +92,5 @@ grep -q '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="0",UUID="GPU-aaaa",.*,container="traine
   stack_fail "GPU 0 lacks dcgm-exporter's pod: $(grep '^DCGM_FI_PROF_SM_OCCUPANCY' "$STACK/m2.prom")"
 grep -q '^DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-bbbb",.*GPU_I_ID="1",.*pod="vllm-0"} 1$' "$STACK/m2.prom" ||
   stack_fail "MIG instance 1 lacks its pod or NVML's memory: $(grep '^DCGM_FI_DEV_FB_USED' "$STACK/m2.prom")"
-grep '^DCGM_FI_DEV_FB_USED{gpu="1",.*GPU_I_ID="5"' "$STACK/m2.prom" | grep -q 'pod=' && stack_fail "instance 5 got a pod"
+grep '^DCGM_FI_DEV_FB_USED{gpu="1",.*GPU_I_ID="5"' "$STACK/m2.prom" | grep 'pod=' >/dev/null && stack_fail "instance 5 got a pod"
 echo "scrape_mig: ok"

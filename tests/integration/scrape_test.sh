@@ -137,7 +137,7 @@ check 'host_cpu_seconds_total{mode="user"}' 123.45
 # Pods dcgm-exporter attached, on --dcgm-names series.
 grep -q '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="0",UUID="GPU-5e8f3c1a-0000-4a6b-9c3d-000000000000",pci_bus_id="00000000:07:00.0",device="nvidia0",modelName="NVIDIA A100-SXM4-80GB",Hostname="[^"]*",DCGM_FI_DRIVER_VERSION="550.144.03",container="trainer",namespace="ml",pod="llm-train-0"} 0.250000$' "$STACK/m.prom" ||
   stack_fail "GPU 0's DCGM series lack the pod dcgm-exporter attached: $(grep '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="0"' "$STACK/m.prom")"
-grep '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="7"' "$STACK/m.prom" | grep -q 'pod=' && stack_fail "GPU 7 got a pod"
+grep '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="7"' "$STACK/m.prom" | grep 'pod=' >/dev/null && stack_fail "GPU 7 got a pod"
 
 # dcgm-exporter's DCGM_EXP_* families: gauges under gpulens names, the
 # catalog's labels, no window label, nothing under the DCGM_EXP_* names.

@@ -29,7 +29,7 @@ process 1 pid=$sleeper mem=2147483648 gi=5 ci=0
 EOT
 export GPULENS_FAKE_NVML_SCRIPT=$work/nvml.txt
 "$GPULENS" snapshot --source nvml --nvml-library "$FAKE_NVML" > out.txt 2> err.txt || fail "snapshot: $(cat err.txt)"
-head -1 out.txt | grep -Eq "^host $(hostname)   driver 550\.54\.15   CUDA 12\.4   [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC$" ||
+head -1 out.txt | grep -E "^host $(hostname)   driver 550\.54\.15   CUDA 12\.4   [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC$" >/dev/null ||
   fail "host line: $(head -1 out.txt)"
 user=$(id -un)
 grep -q '^GPU  GI  CI  PID      USER  *MEMORY   SM  NAMESPACE/POD/CONTAINER  *COMMAND$' out.txt || fail "process header: $(cat out.txt)"
@@ -45,7 +45,7 @@ agent=$!
 for _ in $(seq 100); do curl -fs -o /dev/null --max-time 2 "http://127.0.0.1:$port/healthz" && break; sleep 0.2; done
 "$GPULENS" snapshot --url "127.0.0.1:$port" > url.txt 2> err.txt || fail "snapshot --url: $(cat err.txt) $(tail agent.log)"
 grep -Eq "^0    -   -   $sleeper +$user +1\.0 GiB  37%  - +sleep 300$" url.txt || fail "--url process: $(cat url.txt)"
-head -1 url.txt | grep -q "^host $(hostname)   driver 550\.54\.15   CUDA 12\.4   " || fail "--url host line: $(head -1 url.txt)"
+head -1 url.txt | grep "^host $(hostname)   driver 550\.54\.15   CUDA 12\.4   " >/dev/null || fail "--url host line: $(head -1 url.txt)"
 kill $agent
 wait $agent 2>/dev/null || true
 agent=
@@ -74,10 +74,10 @@ EOT
 # No libcuda.so.1 beside the driver: CUDA unknown, not a made-up number.
 sed -i '1a cuda 0' nvml.txt
 "$GPULENS" snapshot --source nvml --nvml-library "$FAKE_NVML" > out.txt 2> err.txt || fail "snapshot: $(cat err.txt)"
-head -1 out.txt | grep -q "   CUDA -   " || fail "CUDA without libcuda: $(head -1 out.txt)"
+head -1 out.txt | grep "   CUDA -   " >/dev/null || fail "CUDA without libcuda: $(head -1 out.txt)"
 
 # Simulated GPUs have no processes (and no pid of this host is read).
 "$GPULENS" snapshot --source sim > sim.txt 2> /dev/null
 grep -q '^PROCESSES: the driver lists none on any GPU$' sim.txt || fail "sim: $(cat sim.txt)"
-head -1 sim.txt | grep -q "^host .*   driver simulated   CUDA -   " || fail "sim host line: $(head -1 sim.txt)"
+head -1 sim.txt | grep "^host .*   driver simulated   CUDA -   " >/dev/null || fail "sim host line: $(head -1 sim.txt)"
 echo "snapshot processes and host line OK"

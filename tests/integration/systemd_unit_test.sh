@@ -59,14 +59,14 @@ if grep -q '^ProtectKernelLogs=yes' "$unit"; then fail "ProtectKernelLogs=yes de
 # The listen address lives in the config file the unit installs: a --listen
 # flag in ExecStart would silently override it.
 if grep -q '^ExecStart=.*--listen' "$root/deploy/systemd/gpulens.service"; then fail "ExecStart overrides listen: with --listen"; fi
-"$gpulens" check-config "$root/deploy/systemd/gpulens.yaml" | grep -qx 'listen: 0.0.0.0:9400' || fail "the unit's config does not set listen"
+"$gpulens" check-config "$root/deploy/systemd/gpulens.yaml" | grep -x 'listen: 0.0.0.0:9400' >/dev/null || fail "the unit's config does not set listen"
 if "$gpulens" check-config --help >/dev/null 2>&1; then
   "$gpulens" check-config "$root/deploy/systemd/gpulens.yaml" >/dev/null || fail "gpulens check-config rejects deploy/systemd/gpulens.yaml"
 fi
 "$gpulens" rules --config "$root/deploy/systemd/gpulens.yaml" >/dev/null || fail "gpulens rules rejects deploy/systemd/gpulens.yaml"
 # Pinned sources on a machine without a driver: exit 1 naming the reason,
 # never the simulator (skipped where an NVIDIA driver is installed).
-if ! /sbin/ldconfig -p 2>/dev/null | grep -q libnvidia-ml.so.1; then
+if ! /sbin/ldconfig -p 2>/dev/null | grep libnvidia-ml.so.1 >/dev/null; then
   args=$(sed -n 's|^ExecStart=/usr/local/bin/gpulens ||p' "$root/deploy/systemd/gpulens.service" |
          sed "s|--listen=0.0.0.0:9400|--listen=127.0.0.1:0|; s|--config=/etc/gpulens/gpulens.yaml|--config=$root/deploy/systemd/gpulens.yaml|")
   set +e

@@ -37,7 +37,7 @@ code=$(curl -sS -o "$STACK/push.out" -w '%{http_code}' -X PUT --data-binary @"$S
 [[ $code == 200 ]] || stack_fail "the push was refused ($code): $(cat "$STACK/push.out")"
 # The agent holds the strings (escaped in its JSON): what follows is a real test.
 deadline=$((SECONDS + 15))
-until curl -fsS "$base/api/v1/current" | grep -qF 'pool=\"large\u001b]0;PWNED'; do
+until curl -fsS "$base/api/v1/current" | grep -F 'pool=\"large\u001b]0;PWNED' >/dev/null; do
   ((SECONDS < deadline)) || stack_fail "the pushed label never reached /api/v1/current"
   sleep 0.3
 done
@@ -76,7 +76,7 @@ ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
 PY
 STACK_PIDS+=($!)
 wait_http "http://127.0.0.1:$sport/api/v1/current" 15
-curl -fsS "http://127.0.0.1:$sport/api/v1/current" | grep -qF 'H100\u001b]0;PWNED' || stack_fail "the stand-in does not answer the hostile name"
+curl -fsS "http://127.0.0.1:$sport/api/v1/current" | grep -F 'H100\u001b]0;PWNED' >/dev/null || stack_fail "the stand-in does not answer the hostile name"
 
 # One tmux server of our own, with OSC 52 honoured, gone on exit.
 TMUX_SOCK="$STACK/tmux.sock"
@@ -90,7 +90,7 @@ run_pane() {
   local name=$1 cmd=$2 deadline=$((SECONDS + 60))
   tm new-session -d -s "$name" -x 220 -y 70 \
     "printf 'MARKER-BEFORE\n'; env LANG=C.UTF-8 LC_ALL=C.UTF-8 COLUMNS=200 $cmd; echo PANE-DONE-\$?; sleep 60"
-  until tm capture-pane -p -t "$name" | grep -q 'PANE-DONE-'; do
+  until tm capture-pane -p -t "$name" | grep 'PANE-DONE-' >/dev/null; do
     ((SECONDS < deadline)) || { tm capture-pane -p -t "$name" >&2; stack_fail "$name: the command never finished"; }
     sleep 0.2
   done
@@ -103,16 +103,16 @@ check_pane() {
   shown=$(tm capture-pane -p -t "$name")
   [[ $(tm display -p -t "$name" '#{pane_title}') != PWNED ]] || stack_fail "$name retitled the pane"
   [[ -z $(tm list-buffers) ]] || stack_fail "$name wrote the clipboard (OSC 52): $(tm list-buffers)"
-  echo "$shown" | grep -q 'MARKER-BEFORE' || { echo "$shown" >&2; stack_fail "$name cleared the screen"; }
-  echo "$shown" | grep -q 'PANE-DONE-0' || { echo "$shown" >&2; stack_fail "$name failed"; }
-  [[ -z $want ]] || echo "$shown" | grep -qF '^[]0;PWNED^G' || { echo "$shown" >&2; stack_fail "$name does not show the escape as text"; }
+  echo "$shown" | grep 'MARKER-BEFORE' >/dev/null || { echo "$shown" >&2; stack_fail "$name cleared the screen"; }
+  echo "$shown" | grep 'PANE-DONE-0' >/dev/null || { echo "$shown" >&2; stack_fail "$name failed"; }
+  [[ -z $want ]] || echo "$shown" | grep -F '^[]0;PWNED^G' >/dev/null || { echo "$shown" >&2; stack_fail "$name does not show the escape as text"; }
 }
 
 # 1. The control: raw escapes do act in this terminal.
 run_pane control "printf '\\033]0;PWNED\\007\\033]52;c;cHduZWQ=\\007\\033[2J'"
 [[ $(tm display -p -t control '#{pane_title}') == PWNED ]] || stack_fail "control: OSC 0 did not retitle the pane"
 [[ -n $(tm list-buffers) ]] || stack_fail "control: OSC 52 did not reach the clipboard"
-tm capture-pane -p -t control | grep -q 'MARKER-BEFORE' && stack_fail "control: CSI 2J did not clear the screen"
+tm capture-pane -p -t control | grep 'MARKER-BEFORE' >/dev/null && stack_fail "control: CSI 2J did not clear the screen"
 tm kill-session -t control
 while read -r b; do tm delete-buffer -b "$b"; done < <(tm list-buffers -F '#{buffer_name}')
 
@@ -125,6 +125,6 @@ run_pane top "$GPULENS top --url http://127.0.0.1:$sport --once"
 check_pane top shown
 run_pane snap2 "$GPULENS snapshot --url http://127.0.0.1:$sport"
 check_pane snap2 shown
-tm capture-pane -p -t snap2 | grep -qF 'pid 4242: external fragmentation 90% (pool large^[]0;PWNED^G^[]52;c;' ||
+tm capture-pane -p -t snap2 | grep -F 'pid 4242: external fragmentation 90% (pool large^[]0;PWNED^G^[]52;c;' >/dev/null ||
   { tm capture-pane -p -t snap2 >&2; stack_fail "snap2: the pushed pool is not shown as text"; }
 echo "PASS: title, clipboard and screen untouched by pushed and hostile-agent strings; escapes shown as text"

@@ -25,7 +25,7 @@ screen() { tm capture-pane -p -t top; }
 # wait_screen PATTERN SECONDS: until the pane shows a line matching PATTERN.
 wait_screen() {
   local deadline=$((SECONDS + $2))
-  until screen | grep -Eq -- "$1"; do
+  until screen | grep -E -- "$1" >/dev/null; do
     ((SECONDS < deadline)) || { screen >&2; stack_fail "the screen never showed /$1/"; }
     sleep 0.2
   done
@@ -36,18 +36,18 @@ tm set-option -t top remain-on-exit on >/dev/null
 wait_screen '^ +7 H100' 15
 wait_screen 'thermal_throttle' 15
 s=$(screen)
-echo "$s" | head -1 | grep -q "gpulens top  SIMULATED  · $base · 8 GPUs" || stack_fail "header: $(echo "$s" | head -1)"
+echo "$s" | head -1 | grep "gpulens top  SIMULATED  · $base · 8 GPUs" >/dev/null || stack_fail "header: $(echo "$s" | head -1)"
 for g in 0 1 2 3 4 5 6 7; do
-  echo "$s" | grep -Eq "^ +$g H100 80GB HBM3 " || stack_fail "GPU $g not on the screen"
+  echo "$s" | grep -E "^ +$g H100 80GB HBM3 " >/dev/null || stack_fail "GPU $g not on the screen"
 done
 # The finding, on GPU 5 only; GPU 5's throttle reasons in its health column.
 [[ $(echo "$s" | grep -c 'thermal_throttle') == 1 ]] || stack_fail "thermal_throttle shown $(echo "$s" | grep -c thermal_throttle) times"
-echo "$s" | grep -Eq '^ +GPU 5 +WARNING +thermal_throttle +since' || stack_fail "the finding is not GPU 5's: $(echo "$s" | grep thermal)"
-echo "$s" | grep -Eq '^ +5 H100.*°C [0-9]+W .*thermal' || stack_fail "GPU 5's health column does not show the throttle"
-if echo "$s" | grep -E '^ +[0-46-7] H100' | grep -q thermal; then stack_fail "another GPU shows a thermal throttle"; fi
+echo "$s" | grep -E '^ +GPU 5 +WARNING +thermal_throttle +since' >/dev/null || stack_fail "the finding is not GPU 5's: $(echo "$s" | grep thermal)"
+echo "$s" | grep -E '^ +5 H100.*°C [0-9]+W .*thermal' >/dev/null || stack_fail "GPU 5's health column does not show the throttle"
+if echo "$s" | grep -E '^ +[0-46-7] H100' | grep thermal >/dev/null; then stack_fail "another GPU shows a thermal throttle"; fi
 # History: a sparkline line under each GPU at this height.
-echo "$s" | grep -A1 -E '^ +0 H100' | tail -1 | grep -q '▁\|▂\|▃\|▄\|▅\|▆\|▇\|█' || stack_fail "no sparkline under GPU 0"
-echo "$s" | grep -q 'q quit' || stack_fail "no key help in the footer"
+echo "$s" | grep -A1 -E '^ +0 H100' | tail -1 | grep '▁\|▂\|▃\|▄\|▅\|▆\|▇\|█' >/dev/null || stack_fail "no sparkline under GPU 0"
+echo "$s" | grep 'q quit' >/dev/null || stack_fail "no key help in the footer"
 # Widest line in characters (not bytes).
 widest() { python3 -c 'import sys; print(max(len(l.rstrip("\n")) for l in sys.stdin.buffer.read().decode().splitlines()))'; }
 width=$(echo "$s" | widest)
@@ -59,7 +59,7 @@ wait_screen '^GPU NAME +COMPUTE +│' 10
 s=$(screen)
 w=$(echo "$s" | widest)
 ((w <= 90)) || stack_fail "a line is $w columns wide in a 90-column window"
-echo "$s" | grep -Eq '^ +1 H100' || stack_fail "GPU 1 not visible after the resize"
+echo "$s" | grep -E '^ +1 H100' >/dev/null || stack_fail "GPU 1 not visible after the resize"
 row0=$(echo "$s" | grep -nE '^ +0 H100' | cut -d: -f1)
 row1=$(echo "$s" | grep -nE '^ +1 H100' | cut -d: -f1)
 ((row1 == row0 + 1)) || stack_fail "at 20 lines the GPUs should be one line each (rows $row0, $row1)"
@@ -80,11 +80,11 @@ wait_screen 'every 1s' 5
 kill "${STACK_PIDS[0]}"
 wait "${STACK_PIDS[0]}" 2>/dev/null || true
 wait_screen 'Connection refused.*showing' 10
-screen | grep -Eq '^ +0 H100' || stack_fail "the last screen is gone after the agent stopped"
+screen | grep -E '^ +0 H100' >/dev/null || stack_fail "the last screen is gone after the agent stopped"
 # ... and resumes by itself when the agent is back.
 start_agent top2 "$port" --source sim --scenario thermal-throttle-one-gpu --sim-prefill 20m
 deadline=$((SECONDS + 10))
-while screen | grep -q 'Connection refused'; do
+while screen | grep 'Connection refused' >/dev/null; do
   ((SECONDS < deadline)) || stack_fail "top did not resume after the agent came back"
   sleep 0.2
 done
@@ -97,14 +97,14 @@ wait_screen '^top-exited-0$' 10
 # Its own sources (no --url): the simulator run inside the command.
 tm new-session -d -s local -x 150 -y 45 "env LANG=C.UTF-8 $GPULENS top --source sim --scenario thermal-throttle-one-gpu --sim-prefill 10m; echo local-exited-\$?; sleep 30"
 deadline=$((SECONDS + 15))
-until tm capture-pane -p -t local | grep -Eq '^ +GPU 5 +WARNING +thermal_throttle'; do
+until tm capture-pane -p -t local | grep -E '^ +GPU 5 +WARNING +thermal_throttle' >/dev/null; do
   ((SECONDS < deadline)) || { tm capture-pane -p -t local >&2; stack_fail "top on its own sources never showed GPU 5's finding"; }
   sleep 0.2
 done
-tm capture-pane -p -t local | head -1 | grep -q 'local sources · 8 GPUs' || stack_fail "local header: $(tm capture-pane -p -t local | head -1)"
+tm capture-pane -p -t local | head -1 | grep 'local sources · 8 GPUs' >/dev/null || stack_fail "local header: $(tm capture-pane -p -t local | head -1)"
 tm send-keys -t local q
 deadline=$((SECONDS + 10))
-until tm capture-pane -p -t local | grep -q '^local-exited-0$'; do
+until tm capture-pane -p -t local | grep '^local-exited-0$' >/dev/null; do
   ((SECONDS < deadline)) || stack_fail "top on its own sources did not quit with q"
   sleep 0.2
 done

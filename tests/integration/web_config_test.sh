@@ -106,7 +106,7 @@ scrape_configs:
 EOF
 start_prometheus "$prom_port" prometheus.yml
 deadline=$((SECONDS + 30))
-until prom_query "$prom_port" 'gpu_temperature_celsius{job="good"}' | grep -q '"value"'; do
+until prom_query "$prom_port" 'gpu_temperature_celsius{job="good"}' | grep '"value"' >/dev/null; do
   ((SECONDS < deadline)) || stack_fail "Prometheus got no GPU series over TLS with basic auth"
   sleep 0.5
 done
@@ -127,7 +127,7 @@ assert t["wrong_password"]["health"] == "down", t["wrong_password"]
 assert "401" in t["wrong_password"]["lastError"], t["wrong_password"]["lastError"]
 assert t["plain_http"]["health"] == "down", t["plain_http"]
 EOF
-prom_query "$prom_port" 'up{job="wrong_password"}' | grep -q '"0"\]' || stack_fail "up{job=wrong_password} is not 0"
+prom_query "$prom_port" 'up{job="wrong_password"}' | grep '"0"\]' >/dev/null || stack_fail "up{job=wrong_password} is not 0"
 
 # --- rotation: a new certificate in place of the old, no restart ----------
 serial() { openssl s_client -connect "127.0.0.1:$port" -servername localhost </dev/null 2>/dev/null |
