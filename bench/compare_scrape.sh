@@ -13,7 +13,11 @@
 # it) the Go client_golang peer is scraped in the same rounds, on the same
 # number of series.
 # Environment: ROUNDS (default 3), SECS per run (6), CONNS (wrk -c, 4),
-# ENCODING ("" or gzip: sent as Accept-Encoding, as Prometheus does).
+# ENCODING ("" or gzip: sent as Accept-Encoding, as Prometheus does),
+# FLOOR (the scrape_floor binary, build/release/bench/scrape_floor: it serves
+# the new agent's page, byte for byte, with nothing but one sendmsg(2) per
+# answer, in the same rounds; what it reaches is the most this machine allows
+# for a page of that size, and the agents are shown as a share of it).
 # Needs wrk, curl, bc.
 set -euo pipefail
 OLD=$(realpath "$1")
@@ -62,6 +66,16 @@ if [[ -n "$PEER_SRC" ]]; then
 fi
 hdr=()
 [[ -n "$ENCODING" ]] && hdr=(-H "Accept-Encoding: $ENCODING")
+if [[ -n "${FLOOR:-}" ]]; then
+  curl -s "${hdr[@]}" -o "$work/page" "${URL[new]}"
+  p=$(free_port)
+  "$FLOOR" "$work/page" "$p" $ENCODING >"$work/floor.log" 2>&1 &
+  pids+=($!)
+  PID[floor]=$!
+  URL[floor]="http://127.0.0.1:$p/metrics"
+  wait_up "${URL[floor]}"
+  names+=(floor)
+fi
 sleep 2  # past start-up work
 for n in "${names[@]}"; do
   bytes=$(curl -s "${hdr[@]}" "${URL[$n]}" | wc -c)
@@ -86,6 +100,7 @@ for r in $(seq "$ROUNDS"); do
   echo "round $r"
   if (( r % 2 )); then order=(old new); else order=(new old); fi
   [[ -n "$PEER_SRC" ]] && order+=(peer)
+  [[ -n "${FLOOR:-}" ]] && order+=(floor)
   for n in "${order[@]}"; do run "$n"; done
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
@@ -95,5 +110,9 @@ echo "median scrapes per CPU second: old $m_old, new $m_new; new / old = $(echo 
 if [[ -n "$PEER_SRC" ]]; then
   m_peer=$(echo "${RESULTS[peer]}" | median)
   echo "peer-go $m_peer; new / peer = $(echo "scale=1; $m_new / $m_peer" | bc), old / peer = $(echo "scale=1; $m_old / $m_peer" | bc)"
+fi
+if [[ -n "${FLOOR:-}" ]]; then
+  m_floor=$(echo "${RESULTS[floor]}" | median)
+  echo "floor $m_floor; new / floor = $(echo "scale=2; $m_new / $m_floor" | bc), old / floor = $(echo "scale=2; $m_old / $m_floor" | bc)"
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

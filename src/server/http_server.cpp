@@ -39,11 +39,6 @@ constexpr size_t kLingerDiscardBytes = 1 << 20;
 constexpr size_t kReadChunk = 16 * 1024;
 constexpr size_t kTlsRecord = 16 * 1024;  // the largest TLS record's payload
 
-void set_cork(int fd, bool on) {
-  const int v = on ? 1 : 0;
-  setsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, sizeof v);
-}
-
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -650,7 +645,7 @@ void HttpServer::run() {
 
   std::string tls_gather;  // reused: the first record of a TLS response
   // Writes what the socket takes; false when the connection should close now.
-  auto flush_out = [&](Conn& c, int64_t now) -> bool {
+  auto flush = [&](Conn& c, int64_t now) -> bool {
     while (c.pending() > 0) {
       ssize_t w;
       if (!c.ssl) {
@@ -697,17 +692,6 @@ void HttpServer::run() {
       }
     }
     return true;
-  };
-
-  // TLS writes one record (16 KiB) per write(2). Corked, the kernel sends a
-  // page's records as full segments once, not one small segment per record:
-  // on loopback that halves the kernel's share of a TLS scrape.
-  auto flush = [&](Conn& c, int64_t now) -> bool {
-    const bool cork = c.ssl != nullptr && c.pending() > kReadChunk;
-    if (cork) set_cork(c.fd, true);
-    const bool ok = flush_out(c, now);
-    if (cork) set_cork(c.fd, false);
-    return ok;
   };
 
   // Answers and writes until the socket is full or nothing more can be
