@@ -382,9 +382,12 @@ Result<std::string> authorization(const HttpAuthOptions& a) {
 
 }  // namespace
 
-struct TlsContext {
+// The client's SSL_CTX. Not `TlsContext`: that is the listener's class
+// (server/tls.h), and two classes of one name in one binary break the
+// one-definition rule (the linker keeps one destructor for both).
+struct ClientTls {
   SSL_CTX* ctx = nullptr;
-  ~TlsContext() {
+  ~ClientTls() {
     if (ctx != nullptr) SSL_CTX_free(ctx);
   }
 };
@@ -392,14 +395,14 @@ struct TlsContext {
 // Built on the first https request: plain-http clients never pay for it.
 struct HttpClient::LazyTls {
   std::once_flag once;
-  std::unique_ptr<TlsContext> tls;
+  std::unique_ptr<ClientTls> tls;
   Status status;
 };
 
 namespace {
 
-Result<std::unique_ptr<TlsContext>> make_tls(const TlsClientOptions& o) {
-  auto t = std::make_unique<TlsContext>();
+Result<std::unique_ptr<ClientTls>> make_tls(const TlsClientOptions& o) {
+  auto t = std::make_unique<ClientTls>();
   t->ctx = SSL_CTX_new(TLS_client_method());
   if (t->ctx == nullptr) return internal_error("TLS: " + openssl_error());
   SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION);
@@ -463,7 +466,7 @@ Status check_http_client_options(const HttpClientOptions& o, const std::string& 
     if (Result<std::string> r = read_secret(path, key); !r) return bad(r.status().message());
   }
   if (!t.ca_file.empty() || !t.cert_file.empty()) {  // loads them as a request would
-    Result<std::unique_ptr<TlsContext>> tls = make_tls(t);
+    Result<std::unique_ptr<ClientTls>> tls = make_tls(t);
     if (!tls) return bad(tls.status().message());
   }
   return Status::ok();
@@ -538,7 +541,7 @@ Result<HttpResponse> HttpClient::request(std::string_view method, std::string_vi
   if (Status s = conn.connect(u); !s.is_ok()) return s;
   if (u.tls) {
     std::call_once(tls_->once, [&] {
-      Result<std::unique_ptr<TlsContext>> t = make_tls(options_.tls);
+      Result<std::unique_ptr<ClientTls>> t = make_tls(options_.tls);
       if (t) {
         tls_->tls = std::move(*t);
       } else {

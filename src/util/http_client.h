@@ -94,7 +94,6 @@ Status check_http_client_options(const HttpClientOptions& o, const std::string& 
 // now; -1 when absent or unreadable.
 int64_t retry_after_ms(std::string_view value);
 
-struct TlsContext;
 
 class HttpClient {
  public:
