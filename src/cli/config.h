@@ -35,6 +35,7 @@
 #include "diagnose/thresholds.h"
 #include "rules/options.h"
 #include "sources/options.h"
+#include "sources/registry.h"
 #include "util/http_client.h"
 #include "util/status.h"
 
@@ -88,7 +89,7 @@ struct AgentConfig {
   int64_t interval_ms = 1000;
   int64_t history_ms = 3600 * 1000;
   int64_t outside_history_bytes = 128 << 20;  // history of pushed and scraped series (fit_series_budgets)
-  std::vector<std::string> sources = {"nvml", "host"};
+  std::vector<std::string> sources = default_source_names();  // the registry's enabled_by_default
   bool dcgm_names = false;
   std::string dcgm_naming = "classic";  // classic or 4.9: the DCGM names written
   std::string dcgm_hostname_label = "Hostname";  // Hostname, hostname or none

@@ -204,5 +204,14 @@ TEST(Config, SeriesBudgetsFitTheOutsideHistory) {
   EXPECT_EQ(tiny.source.scrape.max_series, 16);
 }
 
+TEST(Config, DefaultSourcesAreTheRegistrysEnabledByDefault) {
+  std::vector<std::string> enabled;
+  for (const SourceEntry& e : source_entries()) {
+    if (e.enabled_by_default) enabled.emplace_back(e.name);
+  }
+  EXPECT_EQ(AgentConfig{}.sources, enabled);
+  EXPECT_EQ(enabled, (std::vector<std::string>{"nvml", "host"}));  // what docs/config.md shows
+}
+
 }  // namespace
 }  // namespace gpulens::cli

@@ -179,7 +179,7 @@ struct Window {
 class QueryClient {
  public:
   explicit QueryClient(const PrometheusQuery& q)
-      : client_({.timeout_ms = q.timeout_ms, .tls = q.tls, .auth = q.auth}) {}
+      : client_({.timeout_ms = q.timeout_ms, .tls = q.tls, .auth = q.auth, .resend_post = true}) {}  // queries only read
   Status check() const { return client_.check(); }
   Result<HttpResponse> get(const std::string& url) const {
     return answer([&] { return client_.get(url); });

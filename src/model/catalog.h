@@ -6,7 +6,7 @@
 // diagnosis and the terminal table all iterate this table. Adding a metric is
 // one enum value plus one row in catalog.cpp.
 //
-//   const FieldDef& f = field(FieldId::kGpuPowerWatts);
+//   const FieldDef& f = field(FieldId::kGpuPower);
 //   f.name  == "gpu_power_watts";
 //   dcgm_name(FieldId::kGpuPower) == "DCGM_FI_DEV_POWER_USAGE";
 //

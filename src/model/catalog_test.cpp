@@ -76,6 +76,7 @@ TEST(Catalog, DcgmNamesAreUniqueAndOnGpuScope) {
   }
   EXPECT_DOUBLE_EQ(find_dcgm_row("DCGM_FI_DEV_GPU_UTIL")->scale, 100.0);  // DCGM reports percent
   EXPECT_EQ(dcgm_name(FieldId::kGpuPower), "DCGM_FI_DEV_POWER_USAGE");
+  EXPECT_EQ(field(FieldId::kGpuPower).name, "gpu_power_watts");  // the example in catalog.h
   EXPECT_EQ(dcgm_names_of(FieldId::kGpuClockEventReasons),
             "DCGM_FI_DEV_CLOCKS_EVENT_REASONS, DCGM_FI_DEV_CLOCK_THROTTLE_REASONS");
   EXPECT_TRUE(dcgm_name(FieldId::kGpuMemoryFragmentation).empty());

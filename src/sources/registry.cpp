@@ -30,6 +30,14 @@ const std::array kSources{
 
 std::span<const SourceEntry> source_entries() { return kSources; }
 
+std::vector<std::string> default_source_names() {
+  std::vector<std::string> names;
+  for (const auto& e : kSources) {
+    if (e.enabled_by_default) names.emplace_back(e.name);
+  }
+  return names;
+}
+
 const SourceEntry* find_source(std::string_view name) {
   for (const auto& e : kSources) {
     if (e.name == name) return &e;

@@ -2,6 +2,9 @@
 // poll() against one deadline (and the cancel fd), so a server that never
 // answers costs the timeout. TLS runs on the same non-blocking socket:
 // OpenSSL's WANT_READ/WANT_WRITE become the poll events to wait for.
+// Connections are kept alive in a small pool per client (one Connection:
+// close per request made every remote_write batch and every scrape of a
+// target a new connection, over https a new handshake: issue 23).
 #include "util/http_client.h"
 
 #include <openssl/err.h>
@@ -18,7 +21,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cctype>
+#include <cstdlib>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -26,7 +32,10 @@
 #include <iomanip>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
+
+#include "util/ascii.h"
 
 namespace gpulens {
 namespace {
@@ -84,11 +93,84 @@ std::string openssl_error() {
   return text;
 }
 
-// Owns a socket fd and one deadline for the whole exchange.
+std::string lower(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return r;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// Parses "HTTP/1.1 200 OK\r\nName: value\r\n..." (without the blank line).
+Status parse_head(std::string_view head, HttpResponse& r, const std::string& what) {
+  size_t eol = head.find("\r\n");
+  std::string_view line = head.substr(0, eol);
+  if (line.substr(0, 5) != "HTTP/" || line.size() < 12 || line[8] != ' ') {
+    return io_error("malformed status line from " + what + ": \"" + std::string(line.substr(0, 80)) + "\"");
+  }
+  r.status = 0;
+  for (size_t i = 9; i < 12; ++i) {
+    if (line[i] < '0' || line[i] > '9') return io_error("malformed status code from " + what);
+    r.status = r.status * 10 + (line[i] - '0');
+  }
+  while (eol != std::string_view::npos) {
+    head.remove_prefix(eol + 2);
+    eol = head.find("\r\n");
+    std::string_view h = head.substr(0, eol);
+    if (h.empty()) continue;
+    size_t colon = h.find(':');
+    if (colon == std::string_view::npos) return io_error("malformed header from " + what);
+    r.headers.emplace_back(lower(trim(h.substr(0, colon))), std::string(trim(h.substr(colon + 1))));
+  }
+  return Status::ok();
+}
+
+// Decodes the complete chunks of a chunked body from raw[pos..] onto `out`
+// and advances pos past them; true once the last chunk and its trailers are
+// in (pos then just past the body), false while more bytes are needed. Incremental, so that a body read in
+// many pieces is decoded once (decoding the whole buffer again after every
+// read made a 10 MB answer cost gigabytes of copying).
+Result<bool> dechunk(std::string_view raw, size_t& pos, std::string& out, size_t max, const std::string& what) {
+  for (;;) {
+    std::string_view rest = raw.substr(pos);
+    size_t eol = rest.find("\r\n");
+    if (eol == std::string_view::npos) return false;
+    size_t n = 0;
+    std::string_view hex = rest.substr(0, rest.find_first_of(";\r"));
+    if (hex.empty()) return io_error("malformed chunk size from " + what);
+    for (char c : hex) {
+      int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+              : (c >= 'a' && c <= 'f')                     ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F')                     ? c - 'A' + 10
+                                                           : -1;
+      if (d < 0 || n > (max >> 4)) return io_error("malformed chunk size from " + what);
+      n = n * 16 + static_cast<size_t>(d);
+    }
+    if (out.size() + n > max) {
+      return io_error("response body from " + what + " exceeds " + std::to_string(max) + " bytes");
+    }
+    rest.remove_prefix(eol + 2);
+    if (n == 0) {  // trailers (if any) end with a blank line; pos moves past it
+      const size_t end = rest.starts_with("\r\n") ? 2 : rest.find("\r\n\r\n");
+      if (end == std::string_view::npos) return false;
+      pos += eol + 2 + (end == 2 ? 2 : end + 4);
+      return true;
+    }
+    if (rest.size() < n + 2) return false;
+    out.append(rest.substr(0, n));
+    pos += eol + 2 + n + 2;
+  }
+}
+
+// Owns a socket fd (and its TLS session); every wait is bounded by the
+// deadline of the request it is carrying. Kept alive, it carries several.
 class Conn {
  public:
-  Conn(std::string what, Clock::time_point deadline, int64_t timeout_ms, const HttpCancel* cancel)
-      : what_(std::move(what)), deadline_(deadline), timeout_ms_(timeout_ms), cancel_(cancel) {}
+  explicit Conn(const HttpCancel* cancel) : cancel_(cancel) {}
   ~Conn() {
     if (ssl_ != nullptr) SSL_free(ssl_);
     if (fd_ >= 0) ::close(fd_);
@@ -96,21 +178,62 @@ class Conn {
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;
 
-  Status connect(const ParsedUrl& u) {
+  // The request now carried: `what` names it in errors, `deadline` bounds every wait.
+  void begin(std::string what, Clock::time_point deadline, int64_t timeout_ms) {
+    what_ = std::move(what);
+    deadline_ = deadline;
+    timeout_ms_ = timeout_ms;
+  }
+
+  // `label` names the peer in errors: "127.0.0.1:9100", "proxy 10.0.0.1:3128".
+  Status connect(const std::string& host, const std::string& port, const std::string& label) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* res = nullptr;
-    if (int rc = ::getaddrinfo(u.host.c_str(), u.port.c_str(), &hints, &res); rc != 0) {
-      return unavailable("resolve " + u.authority + ": " + ::gai_strerror(rc));
+    if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0) {
+      return unavailable("resolve " + label + ": " + ::gai_strerror(rc));
     }
-    Status last = unavailable("connect " + u.authority + ": no addresses");
+    Status last = unavailable("connect " + label + ": no addresses");
     for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-      last = connect_one(ai, u.authority);
+      last = connect_one(ai, label);
       if (last.is_ok()) break;
     }
     ::freeaddrinfo(res);
     return last;
+  }
+
+  // An idle kept-alive connection may carry another request: nothing is
+  // waiting to be read (the server's close, or bytes it should not have sent,
+  // make it unusable).
+  bool still_open() const {
+    if (ssl_ != nullptr && SSL_has_pending(ssl_) == 1) return false;
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 0;
+  }
+
+  // Asks the HTTP proxy at the other end for a tunnel to hostport (CONNECT);
+  // ok once it answers 2xx. `proxy` names it in errors.
+  Status tunnel(const std::string& hostport, const std::string& proxy_authorization, const std::string& proxy) {
+    std::string req = "CONNECT " + hostport + " HTTP/1.1\r\nHost: " + hostport + "\r\nUser-Agent: gpulens\r\n";
+    if (!proxy_authorization.empty()) req += "Proxy-Authorization: " + proxy_authorization + "\r\n";
+    req += "\r\n";
+    if (Status s = send_all(req); !s.is_ok()) return s;
+    std::string buf;
+    size_t end = std::string::npos;
+    while ((end = buf.find("\r\n\r\n")) == std::string::npos) {
+      if (buf.size() > 64 * 1024) return io_error("answer of " + proxy + " to CONNECT exceeds 64 KiB");
+      Result<bool> more = recv_some(buf);
+      if (!more) return more.status();
+      if (!*more) return unavailable(proxy + " closed the connection before answering CONNECT " + hostport);
+    }
+    HttpResponse r;
+    if (Status s = parse_head(std::string_view(buf).substr(0, end), r, proxy); !s.is_ok()) return s;
+    if (r.status / 100 != 2) {
+      return unavailable(proxy + " refused CONNECT " + hostport + ": " + buf.substr(9, buf.find("\r\n") - 9));
+    }
+    if (end + 4 != buf.size()) return io_error(proxy + " sent bytes after its answer to CONNECT");
+    return Status::ok();
   }
 
   // The TLS handshake, verifying the server unless told not to.
@@ -246,77 +369,9 @@ class Conn {
   SSL* ssl_ = nullptr;
   std::string what_;
   Clock::time_point deadline_;
-  int64_t timeout_ms_;
+  int64_t timeout_ms_ = 0;
   const HttpCancel* cancel_;
 };
-
-std::string lower(std::string_view s) {
-  std::string r(s);
-  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return r;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-// Parses "HTTP/1.1 200 OK\r\nName: value\r\n..." (without the blank line).
-Status parse_head(std::string_view head, HttpResponse& r, const std::string& what) {
-  size_t eol = head.find("\r\n");
-  std::string_view line = head.substr(0, eol);
-  if (line.substr(0, 5) != "HTTP/" || line.size() < 12 || line[8] != ' ') {
-    return io_error("malformed status line from " + what + ": \"" + std::string(line.substr(0, 80)) + "\"");
-  }
-  r.status = 0;
-  for (size_t i = 9; i < 12; ++i) {
-    if (line[i] < '0' || line[i] > '9') return io_error("malformed status code from " + what);
-    r.status = r.status * 10 + (line[i] - '0');
-  }
-  while (eol != std::string_view::npos) {
-    head.remove_prefix(eol + 2);
-    eol = head.find("\r\n");
-    std::string_view h = head.substr(0, eol);
-    if (h.empty()) continue;
-    size_t colon = h.find(':');
-    if (colon == std::string_view::npos) return io_error("malformed header from " + what);
-    r.headers.emplace_back(lower(trim(h.substr(0, colon))), std::string(trim(h.substr(colon + 1))));
-  }
-  return Status::ok();
-}
-
-// Decodes the complete chunks of a chunked body from raw[pos..] onto `out`
-// and advances pos past them; true once the last chunk and its trailers are
-// in, false while more bytes are needed. Incremental, so that a body read in
-// many pieces is decoded once (decoding the whole buffer again after every
-// read made a 10 MB answer cost gigabytes of copying).
-Result<bool> dechunk(std::string_view raw, size_t& pos, std::string& out, size_t max, const std::string& what) {
-  for (;;) {
-    std::string_view rest = raw.substr(pos);
-    size_t eol = rest.find("\r\n");
-    if (eol == std::string_view::npos) return false;
-    size_t n = 0;
-    std::string_view hex = rest.substr(0, rest.find_first_of(";\r"));
-    if (hex.empty()) return io_error("malformed chunk size from " + what);
-    for (char c : hex) {
-      int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-              : (c >= 'a' && c <= 'f')                     ? c - 'a' + 10
-              : (c >= 'A' && c <= 'F')                     ? c - 'A' + 10
-                                                           : -1;
-      if (d < 0 || n > (max >> 4)) return io_error("malformed chunk size from " + what);
-      n = n * 16 + static_cast<size_t>(d);
-    }
-    if (out.size() + n > max) {
-      return io_error("response body from " + what + " exceeds " + std::to_string(max) + " bytes");
-    }
-    rest.remove_prefix(eol + 2);
-    if (n == 0) return rest.find("\r\n") != std::string_view::npos;  // trailers end with a blank line
-    if (rest.size() < n + 2) return false;
-    out.append(rest.substr(0, n));
-    pos += eol + 2 + n + 2;
-  }
-}
 
 // Reads a small secret or PEM file whole; "" and an error for a missing one.
 Result<std::string> read_small_file(const std::string& path, const std::string& key) {
@@ -380,11 +435,126 @@ Result<std::string> authorization(const HttpAuthOptions& a) {
   return (a.authorization_type.empty() ? std::string("Bearer") : a.authorization_type) + " " + credentials;
 }
 
+// `token` is one of the comma-separated tokens of a header value (Connection: keep-alive, close).
+bool has_token(std::string_view value, std::string_view token) {
+  while (!value.empty()) {
+    const size_t comma = value.find(',');
+    if (ascii_iequals(trim(value.substr(0, comma)), token)) return true;
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+struct ProxyUrl {
+  std::string host, port = "80", authority;
+  std::string authorization;  // "Basic …" from user:password in the URL; "" without
+};
+
+// "http://[user:password@]host[:port][/]" or just "host:port"; nullopt for "".
+// Errors show the proxy without its credentials.
+Result<std::optional<ProxyUrl>> parse_proxy(std::string_view value) {
+  value = trim(value);
+  if (value.empty()) return std::optional<ProxyUrl>();
+  std::string_view rest = value, scheme = "http";
+  if (size_t s = rest.find("://"); s != std::string_view::npos) {
+    scheme = rest.substr(0, s);
+    rest.remove_prefix(s + 3);
+  }
+  rest = rest.substr(0, rest.find('/'));
+  ProxyUrl p;
+  if (size_t at = rest.rfind('@'); at != std::string_view::npos) {
+    const std::string_view userinfo = rest.substr(0, at);
+    const size_t colon = userinfo.find(':');
+    const std::string password = colon == std::string_view::npos ? "" : percent_decode(userinfo.substr(colon + 1));
+    p.authorization = "Basic " + base64(percent_decode(userinfo.substr(0, colon)) + ":" + password);
+    rest.remove_prefix(at + 1);
+  }
+  const std::string shown = std::string(scheme) + "://" + std::string(rest);
+  if (lower(scheme) != "http") {
+    return invalid_argument("proxy \"" + shown + "\": only http:// proxies are supported (https:// URLs go through them in a CONNECT tunnel)");
+  }
+  Result<ParsedUrl> u = parse_url("http://" + std::string(rest) + "/");
+  if (!u || u->host.empty()) return invalid_argument("proxy \"" + shown + "\" is not http://host[:port]");
+  p.host = u->host;
+  p.port = u->port;
+  p.authority = u->authority;
+  return std::optional<ProxyUrl>(std::move(p));
+}
+
+// Where a request's connection goes: to the target itself, to an HTTP proxy
+// that forwards the request (http:// URLs; the request line carries the
+// whole URL), or through a proxy's CONNECT tunnel (https://: TLS runs end to
+// end with the target, the proxy sees only bytes).
+struct Route {
+  std::string host, port;            // what the socket connects to
+  std::string label;                 // that peer in errors: "127.0.0.1:9100", "proxy 10.0.0.1:3128"
+  bool tunnel = false;
+  bool absolute_form = false;
+  std::string proxy_authorization;   // "Basic …" when the proxy URL has credentials
+  std::string key;                   // the connection pool's: requests with one key share connections
+};
+
+Result<Route> route_for(const ProxyOptions& options, const ParsedUrl& u) {
+  Route r{.host = u.host, .port = u.port, .label = u.authority};
+  const std::string& proxy = u.tls ? options.https_proxy : options.http_proxy;
+  if (!proxy.empty() && !bypasses_proxy(options.no_proxy, u.host, u.port)) {
+    Result<std::optional<ProxyUrl>> p = parse_proxy(proxy);
+    if (!p) return p.status();
+    if (*p) {
+      r.host = (*p)->host;
+      r.port = (*p)->port;
+      r.label = "proxy " + (*p)->authority;
+      r.proxy_authorization = (*p)->authorization;
+      r.tunnel = u.tls;
+      r.absolute_form = !u.tls;
+    }
+  }
+  r.key = std::string(u.tls ? "https " : "http ") + r.host + " " + r.port;
+  if (r.tunnel) r.key += " to " + u.host + " " + u.port;
+  return r;
+}
+
+// An IP address as 16 bytes (IPv4 mapped into ::ffff:0:0/96); false for a name.
+bool parse_ip(const std::string& text, std::array<uint8_t, 16>& ip, bool& v4) {
+  in_addr a4{};
+  if (::inet_pton(AF_INET, text.c_str(), &a4) == 1) {
+    ip = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    std::memcpy(ip.data() + 12, &a4, 4);
+    v4 = true;
+    return true;
+  }
+  in6_addr a6{};
+  if (::inet_pton(AF_INET6, text.c_str(), &a6) == 1) {
+    std::memcpy(ip.data(), &a6, 16);
+    v4 = false;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-struct TlsContext {
+// The client's SSL_CTX. Not `TlsContext`: that is the listener's class
+// (server/tls.h), and two classes of one name in one binary break the
+// one-definition rule (the linker keeps one destructor for both).
+struct ClientTls {
   SSL_CTX* ctx = nullptr;
-  ~TlsContext() {
+  ~ClientTls() {
     if (ctx != nullptr) SSL_CTX_free(ctx);
   }
 };
@@ -392,14 +562,76 @@ struct TlsContext {
 // Built on the first https request: plain-http clients never pay for it.
 struct HttpClient::LazyTls {
   std::once_flag once;
-  std::unique_ptr<TlsContext> tls;
+  std::unique_ptr<ClientTls> tls;
   Status status;
+};
+
+// Idle kept-alive connections, newest last. Bounded: kPerTarget idle
+// connections for one key, kTotal in all (the oldest goes first), each
+// closed once idle longer than the client's idle_timeout_ms. A connection is
+// taken out while it carries a request, so no two requests share one.
+struct HttpClient::Pool {
+  static constexpr size_t kPerTarget = 4;
+  static constexpr size_t kTotal = 16;
+  struct Idle {
+    std::string key;
+    std::unique_ptr<Conn> conn;
+    Clock::time_point since;
+  };
+  std::mutex mu;
+  std::vector<Idle> idle;
+
+  // The newest idle connection for `key` that is still open; null when none.
+  std::unique_ptr<Conn> take(const std::string& key, int64_t idle_timeout_ms) {
+    std::vector<std::unique_ptr<Conn>> closing;  // closed outside the lock
+    for (;;) {
+      std::unique_ptr<Conn> found;
+      {
+        std::lock_guard lock(mu);
+        expire(idle_timeout_ms, closing);
+        for (size_t i = idle.size(); i-- > 0;) {
+          if (idle[i].key != key) continue;
+          found = std::move(idle[i].conn);
+          idle.erase(idle.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        }
+      }
+      if (found == nullptr || found->still_open()) return found;
+      closing.push_back(std::move(found));
+    }
+  }
+
+  void put(std::string key, std::unique_ptr<Conn> conn, int64_t idle_timeout_ms) {
+    std::vector<std::unique_ptr<Conn>> closing;
+    std::lock_guard lock(mu);
+    expire(idle_timeout_ms, closing);
+    size_t same = 0;
+    for (const Idle& i : idle) same += i.key == key;
+    if (same >= kPerTarget) {
+      auto oldest = std::find_if(idle.begin(), idle.end(), [&](const Idle& i) { return i.key == key; });
+      closing.push_back(std::move(oldest->conn));
+      idle.erase(oldest);
+    } else if (idle.size() >= kTotal) {
+      closing.push_back(std::move(idle.front().conn));
+      idle.erase(idle.begin());
+    }
+    idle.push_back({std::move(key), std::move(conn), Clock::now()});
+  }
+
+ private:
+  void expire(int64_t idle_timeout_ms, std::vector<std::unique_ptr<Conn>>& closing) {
+    const Clock::time_point cutoff = Clock::now() - std::chrono::milliseconds(idle_timeout_ms);
+    while (!idle.empty() && idle.front().since <= cutoff) {  // oldest first
+      closing.push_back(std::move(idle.front().conn));
+      idle.erase(idle.begin());
+    }
+  }
 };
 
 namespace {
 
-Result<std::unique_ptr<TlsContext>> make_tls(const TlsClientOptions& o) {
-  auto t = std::make_unique<TlsContext>();
+Result<std::unique_ptr<ClientTls>> make_tls(const TlsClientOptions& o) {
+  auto t = std::make_unique<ClientTls>();
   t->ctx = SSL_CTX_new(TLS_client_method());
   if (t->ctx == nullptr) return internal_error("TLS: " + openssl_error());
   SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION);
@@ -463,7 +695,7 @@ Status check_http_client_options(const HttpClientOptions& o, const std::string& 
     if (Result<std::string> r = read_secret(path, key); !r) return bad(r.status().message());
   }
   if (!t.ca_file.empty() || !t.cert_file.empty()) {  // loads them as a request would
-    Result<std::unique_ptr<TlsContext>> tls = make_tls(t);
+    Result<std::unique_ptr<ClientTls>> tls = make_tls(t);
     if (!tls) return bad(tls.status().message());
   }
   return Status::ok();
@@ -487,11 +719,88 @@ int64_t retry_after_ms(std::string_view v) {
 }
 
 HttpClient::HttpClient(HttpClientOptions options)
-    : options_(std::move(options)), tls_(std::make_unique<LazyTls>()) {}
+    : options_(std::move(options)), tls_(std::make_unique<LazyTls>()), pool_(std::make_unique<Pool>()) {
+  if (!options_.proxy) options_.proxy = proxy_from_environment();
+}
 
 HttpClient::~HttpClient() = default;
 
-Status HttpClient::check() const { return check_http_client_options(options_, "client"); }
+Status HttpClient::check() const {
+  if (Status s = check_http_client_options(options_, "client"); !s.is_ok()) return s;
+  for (const std::string* p : {&options_.proxy->http_proxy, &options_.proxy->https_proxy}) {
+    if (Result<std::optional<ProxyUrl>> r = parse_proxy(*p); !r) return r.status();
+  }
+  return Status::ok();
+}
+
+ProxyOptions proxy_from_environment() {
+  auto env = [](const char* upper, const char* lower_case) {
+    const char* v = std::getenv(upper);
+    if (v == nullptr || *v == '\0') v = std::getenv(lower_case);
+    return std::string(v == nullptr ? "" : v);
+  };
+  return {.http_proxy = env("HTTP_PROXY", "http_proxy"),
+          .https_proxy = env("HTTPS_PROXY", "https_proxy"),
+          .no_proxy = env("NO_PROXY", "no_proxy")};
+}
+
+bool bypasses_proxy(std::string_view no_proxy, std::string_view host_in, std::string_view port) {
+  const std::string host = lower(host_in);
+  std::array<uint8_t, 16> ip{};
+  bool v4 = false;
+  const bool is_ip = parse_ip(host, ip, v4);
+  if (host == "localhost" || (is_ip && v4 && ip[12] == 127)) return true;
+  if (is_ip && !v4 && ip == std::array<uint8_t, 16>{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}) return true;
+  while (!no_proxy.empty()) {
+    const size_t comma = no_proxy.find(',');
+    std::string entry = lower(trim(no_proxy.substr(0, comma)));
+    no_proxy.remove_prefix(comma == std::string_view::npos ? no_proxy.size() : comma + 1);
+    if (entry.empty()) continue;
+    if (entry == "*") return true;
+    std::string entry_port;  // "[v6]:port", "name:port", "v4:port"; a bare v6 address has several colons
+    if (entry.front() == '[') {
+      const size_t close = entry.find(']');
+      if (close == std::string::npos) continue;
+      if (close + 1 < entry.size() && entry[close + 1] == ':') entry_port = entry.substr(close + 2);
+      entry = entry.substr(1, close - 1);
+    } else if (std::count(entry.begin(), entry.end(), ':') == 1) {
+      entry_port = entry.substr(entry.find(':') + 1);
+      entry.resize(entry.find(':'));
+    }
+    if (!entry_port.empty() && entry_port != port) continue;
+    if (const size_t slash = entry.find('/'); slash != std::string::npos) {  // CIDR: matches IP hosts
+      std::array<uint8_t, 16> net{};
+      bool net_v4 = false;
+      const std::string bits_text = entry.substr(slash + 1);
+      if (!is_ip || bits_text.empty() || bits_text.size() > 3 ||
+          bits_text.find_first_not_of("0123456789") != std::string::npos ||
+          !parse_ip(entry.substr(0, slash), net, net_v4) || net_v4 != v4) {
+        continue;
+      }
+      const int bits = std::stoi(bits_text) + (v4 ? 96 : 0);
+      if (bits > 128) continue;
+      bool in = true;
+      for (int b = 0; b < bits && in; ++b) in = ((ip[b / 8] ^ net[b / 8]) & (0x80 >> (b % 8))) == 0;
+      if (in) return true;
+      continue;
+    }
+    std::array<uint8_t, 16> addr{};
+    bool addr_v4 = false;
+    if (parse_ip(entry, addr, addr_v4)) {
+      if (is_ip && addr == ip) return true;
+      continue;
+    }
+    // A name: "example.com" is itself and its subdomains; ".example.com"
+    // and "*.example.com" only its subdomains (as Go's net/http reads it).
+    if (entry.starts_with("*.")) entry.erase(0, 1);
+    if (entry.front() == '.') {
+      if (host.ends_with(entry)) return true;
+    } else if (host == entry || host.ends_with("." + entry)) {
+      return true;
+    }
+  }
+  return false;
+}
 
 HttpCancel::HttpCancel() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
@@ -526,50 +835,15 @@ Result<HttpResponse> HttpClient::post(std::string_view url, std::string_view bod
   return request("POST", url, body, headers);
 }
 
-Result<HttpResponse> HttpClient::request(std::string_view method, std::string_view url, std::string_view body,
-                                         const std::vector<std::pair<std::string, std::string>>& headers) const {
-  Result<ParsedUrl> pu = parse_url(url);
-  if (!pu) return pu.status();
-  const ParsedUrl& u = *pu;
-  std::string what = u.authority + u.target.substr(0, u.target.find('?'));
-  if (options_.cancel && options_.cancel->cancelled()) return Status(Code::kDeadline, "cancelled: " + what);
-  Conn conn(what, Clock::now() + std::chrono::milliseconds(options_.timeout_ms), options_.timeout_ms,
-            options_.cancel);
-  if (Status s = conn.connect(u); !s.is_ok()) return s;
-  if (u.tls) {
-    std::call_once(tls_->once, [&] {
-      Result<std::unique_ptr<TlsContext>> t = make_tls(options_.tls);
-      if (t) {
-        tls_->tls = std::move(*t);
-      } else {
-        tls_->status = t.status();
-      }
-    });
-    if (!tls_->tls) return tls_->status;
-    if (Status s = conn.start_tls(tls_->tls->ctx, options_.tls, u.host); !s.is_ok()) return s;
-  }
-  Result<std::string> authz = authorization(options_.auth);
-  if (!authz) return authz.status();
+namespace {
 
-  std::string req;
-  req.reserve(256 + body.size());
-  req.append(method).append(" ").append(u.target).append(" HTTP/1.1\r\nHost: ").append(u.authority);
-  req.append("\r\nConnection: close\r\n");
-  bool own_agent = false;
-  for (const auto& [k, v] : headers) {
-    req.append(k).append(": ").append(v).append("\r\n");
-    own_agent |= lower(k) == "user-agent";
-  }
-  if (!own_agent) req.append("User-Agent: gpulens\r\n");
-  for (const auto& [k, v] : options_.auth.headers) req.append(k).append(": ").append(v).append("\r\n");
-  if (!authz->empty()) req.append("Authorization: ").append(*authz).append("\r\n");
-  if (method == "POST" || !body.empty()) req.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");
-  req.append("\r\n");
-  // Small bodies go in one segment with the head; large ones avoid a copy.
-  if (body.size() <= 64 * 1024) {
-    req.append(body);
-    body = {};
-  }
+// Sends one request on `conn` and reads its answer. `answered`: some byte of
+// the answer arrived (a kept-alive connection that dies before that may be
+// retried); `reusable`: the answer was delimited and the server keeps the
+// connection open, so it may carry another request.
+Result<HttpResponse> exchange(Conn& conn, std::string_view req, std::string_view body, std::string_view method,
+                              size_t max, const std::string& what, bool& answered, bool& reusable) {
+  answered = reusable = false;
   if (Status s = conn.send_all(req); !s.is_ok()) return s;
   if (Status s = conn.send_all(body); !s.is_ok()) return s;
 
@@ -579,24 +853,32 @@ Result<HttpResponse> HttpClient::request(std::string_view method, std::string_vi
     if (buf.size() > 64 * 1024) return io_error("response headers from " + what + " exceed 64 KiB");
     Result<bool> more = conn.recv_some(buf);
     if (!more) return more.status();
+    answered = !buf.empty();
     if (!*more) return io_error("connection closed by " + what + " before a complete response header");
   }
   HttpResponse r;
   if (Status s = parse_head(std::string_view(buf).substr(0, head_end), r, what); !s.is_ok()) return s;
+  // HTTP/1.1 keeps the connection unless the server says close; 1.0 closes it.
+  const bool keep = buf.starts_with("HTTP/1.1 ") && !has_token(r.header("connection"), "close");
   buf.erase(0, head_end + 4);
 
-  const size_t max = options_.max_body_bytes;
   const std::string too_big = "response body from " + what + " exceeds " + std::to_string(max) + " bytes";
   bool chunked = lower(r.header("transfer-encoding")).find("chunked") != std::string::npos;
   std::string_view cl = r.header("content-length");
   bool no_body = method == "HEAD" || r.status == 204 || r.status == 304 || r.status / 100 == 1;
-  if (no_body) return r;
+  if (no_body) {
+    reusable = keep && buf.empty() && r.status / 100 != 1;
+    return r;
+  }
   if (chunked) {
     size_t pos = 0;
     for (;;) {
       Result<bool> done = dechunk(buf, pos, r.body, max, what);
       if (!done) return done.status();
-      if (*done) return r;
+      if (*done) {
+        reusable = keep && pos == buf.size();
+        return r;
+      }
       buf.erase(0, pos);  // what is left: at most one chunk not yet complete
       pos = 0;
       Result<bool> more = conn.recv_some(buf);
@@ -616,6 +898,7 @@ Result<HttpResponse> HttpClient::request(std::string_view method, std::string_vi
       if (!more) return more.status();
       if (!*more) return io_error("connection closed by " + what + " after " + std::to_string(buf.size()) + " of " + std::to_string(n) + " body bytes");
     }
+    reusable = keep && buf.size() == n;
     buf.resize(n);
     r.body = std::move(buf);
     return r;
@@ -630,6 +913,84 @@ Result<HttpResponse> HttpClient::request(std::string_view method, std::string_vi
   if (buf.size() > max) return io_error(too_big);
   r.body = std::move(buf);
   return r;
+}
+
+}  // namespace
+
+Result<HttpResponse> HttpClient::request(std::string_view method, std::string_view url, std::string_view body,
+                                         const std::vector<std::pair<std::string, std::string>>& headers) const {
+  Result<ParsedUrl> pu = parse_url(url);
+  if (!pu) return pu.status();
+  const ParsedUrl& u = *pu;
+  std::string what = u.authority + u.target.substr(0, u.target.find('?'));
+  if (options_.cancel && options_.cancel->cancelled()) return Status(Code::kDeadline, "cancelled: " + what);
+  Result<std::string> authz = authorization(options_.auth);
+  if (!authz) return authz.status();
+  Result<Route> route = route_for(*options_.proxy, u);
+  if (!route) return route.status();
+
+  std::string req;
+  req.reserve(256 + body.size());
+  req.append(method).append(" ");
+  if (route->absolute_form) req.append("http://").append(u.authority);
+  req.append(u.target).append(" HTTP/1.1\r\nHost: ").append(u.authority).append("\r\n");
+  if (!options_.keep_alive) req.append("Connection: close\r\n");
+  if (route->absolute_form && !route->proxy_authorization.empty()) {
+    req.append("Proxy-Authorization: ").append(route->proxy_authorization).append("\r\n");
+  }
+  bool own_agent = false;
+  for (const auto& [k, v] : headers) {
+    req.append(k).append(": ").append(v).append("\r\n");
+    own_agent |= lower(k) == "user-agent";
+  }
+  if (!own_agent) req.append("User-Agent: gpulens\r\n");
+  for (const auto& [k, v] : options_.auth.headers) req.append(k).append(": ").append(v).append("\r\n");
+  if (!authz->empty()) req.append("Authorization: ").append(*authz).append("\r\n");
+  if (method == "POST" || !body.empty()) req.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");
+  req.append("\r\n");
+  // Small bodies go in one segment with the head; large ones avoid a copy.
+  if (body.size() <= 64 * 1024) {
+    req.append(body);
+    body = {};
+  }
+
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeout_ms);
+  auto open = [&](Conn& conn) -> Status {
+    if (Status s = conn.connect(route->host, route->port, route->label); !s.is_ok()) return s;
+    if (route->tunnel) {
+      const std::string hostport = (u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host) + ":" + u.port;
+      if (Status s = conn.tunnel(hostport, route->proxy_authorization, route->label); !s.is_ok()) return s;
+    }
+    if (!u.tls) return Status::ok();
+    std::call_once(tls_->once, [&] {
+      Result<std::unique_ptr<ClientTls>> t = make_tls(options_.tls);
+      if (t) {
+        tls_->tls = std::move(*t);
+      } else {
+        tls_->status = t.status();
+      }
+    });
+    if (!tls_->tls) return tls_->status;
+    return conn.start_tls(tls_->tls->ctx, options_.tls, u.host);
+  };
+  // A kept-alive connection the server closed under us (its idle timeout
+  // raced the request) is not the server's answer: a request safe to repeat
+  // goes once more on a fresh connection, within the same deadline.
+  const bool repeatable = method == "GET" || method == "HEAD" || (method == "POST" && options_.resend_post);
+  for (bool fresh_only = !options_.keep_alive;; fresh_only = true) {
+    std::unique_ptr<Conn> conn = fresh_only ? nullptr : pool_->take(route->key, options_.idle_timeout_ms);
+    const bool reused = conn != nullptr;
+    if (!reused) conn = std::make_unique<Conn>(options_.cancel);
+    conn->begin(what, deadline, options_.timeout_ms);
+    if (!reused) {
+      if (Status s = open(*conn); !s.is_ok()) return s;
+    }
+    bool answered = false, reusable = false;
+    Result<HttpResponse> r = exchange(*conn, req, body, method, options_.max_body_bytes, what, answered, reusable);
+    if (!r && reused && !answered && repeatable && r.status().code() != Code::kDeadline) continue;
+    if (r && reusable && options_.keep_alive) pool_->put(route->key, std::move(conn), options_.idle_timeout_ms);
+    return r;
+  }
 }
 
 std::string url_encode(std::string_view s) {

@@ -6,23 +6,42 @@
 // the URL's host); a client certificate; basic auth or an Authorization
 // header (credentials files re-read on every request, so rotation needs no
 // restart); extra headers. The option names are Prometheus's own
-// (tls_config, basic_auth, authorization, headers). One request per
-// connection (Connection: close); every step bounded by `timeout_ms`, so a
-// dead or hung server costs at most the timeout, never a hang, and an
-// HttpCancel cuts it shorter. Response bodies above `max_body_bytes` are an
-// error. Redirects are not followed: a 3xx comes back as it is.
-// Requests carry `User-Agent: gpulens` unless the caller passes its own.
+// (tls_config, basic_auth, authorization, headers). Every step of a request
+// is bounded by `timeout_ms`, so a dead or hung server costs at most the
+// timeout, never a hang, and an HttpCancel cuts it shorter. Response bodies
+// above `max_body_bytes` are an error. Redirects are not followed: a 3xx
+// comes back as it is. Requests carry `User-Agent: gpulens` unless the
+// caller passes its own.
+//
+// Connections are kept alive and reused: a client keeps at most 4 idle
+// connections per target (16 in all) and closes one idle for longer than
+// `idle_timeout_ms`. An idle connection the server has closed is noticed
+// before use; one that dies under a request before any byte of the answer
+// (the server's idle timeout racing the request) is replaced once by a fresh
+// connection when the request is safe to send again: GET, HEAD, and POST
+// when `resend_post` says so (remote_write, queries).
+//
+// Proxies, as Go's net/http (and so Prometheus) reads them from the
+// environment: HTTP_PROXY for http:// URLs (the request goes to the proxy
+// with the whole URL in its request line), HTTPS_PROXY for https:// (a
+// CONNECT tunnel; TLS runs end to end with the target), each an
+// http://[user:password@]host[:port] URL; NO_PROXY lists hosts that go
+// direct (see bypasses_proxy). Lower-case names are read when the upper-case
+// ones are unset. localhost and loopback addresses never use a proxy.
 //
 //   HttpClient client({.timeout_ms = 5000});
 //   Result<HttpResponse> r = client.get("http://127.0.0.1:9090/api/v1/query?query=up");
 //   if (!r) return r.status();      // "connect 127.0.0.1:9090: Connection refused"
 //   if (r->status != 200) ...
 //
-// Thread-safety: an HttpClient is immutable after construction; use from any thread.
+// Thread-safety: an HttpClient may be used from any thread at once; its
+// options are fixed at construction and its pool is locked (a connection
+// carries one request at a time).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,12 +96,37 @@ struct HttpAuthOptions {
   bool operator==(const HttpAuthOptions&) const = default;
 };
 
+// Outgoing proxies. Each proxy is "http://[user:password@]host[:port]"
+// (port 80 when left out; "host:port" alone means http://); "" is none.
+struct ProxyOptions {
+  std::string http_proxy;   // for http:// URLs
+  std::string https_proxy;  // for https:// URLs, through a CONNECT tunnel
+  std::string no_proxy;     // hosts that go direct, see bypasses_proxy()
+};
+
+// HTTP_PROXY, HTTPS_PROXY and NO_PROXY (each name in lower case when the
+// upper-case one is unset or empty).
+ProxyOptions proxy_from_environment();
+
+// True when a request to host:port goes direct, not through a proxy:
+// host is localhost or a loopback address, or `no_proxy` (comma-separated)
+// holds "*", the host's IP address, a CIDR range holding it
+// ("10.0.0.0/8"), the host name or a parent domain of it ("example.com"
+// matches it and its subdomains; ".example.com" and "*.example.com" only
+// its subdomains). An entry with ":port" matches that port only. Names are
+// not resolved: a CIDR range matches hosts written as addresses.
+bool bypasses_proxy(std::string_view no_proxy, std::string_view host, std::string_view port);
+
 struct HttpClientOptions {
   int64_t timeout_ms = 10000;
   size_t max_body_bytes = 512u << 20;
   const HttpCancel* cancel = nullptr;  // not owned; null: requests run to their timeout
   TlsClientOptions tls = {};
   HttpAuthOptions auth = {};
+  bool keep_alive = true;              // false: a new connection per request (Connection: close)
+  int64_t idle_timeout_ms = 90'000;    // an idle kept-alive connection is closed after this (Go's default)
+  bool resend_post = false;            // a POST is safe to send twice (see above)
+  std::optional<ProxyOptions> proxy;   // unset: proxy_from_environment() when the client is made
 };
 
 // The combination checks (both of cert/key, one kind of credentials, no
@@ -94,7 +138,6 @@ Status check_http_client_options(const HttpClientOptions& o, const std::string& 
 // now; -1 when absent or unreadable.
 int64_t retry_after_ms(std::string_view value);
 
-struct TlsContext;
 
 class HttpClient {
  public:
@@ -105,7 +148,8 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // Ok when the options hold together and their files load.
+  // Ok when the options hold together, their files load and the proxies are
+  // valid URLs.
   Status check() const;
 
   Result<HttpResponse> get(std::string_view url,
@@ -117,8 +161,10 @@ class HttpClient {
   Result<HttpResponse> request(std::string_view method, std::string_view url, std::string_view body,
                                const std::vector<std::pair<std::string, std::string>>& headers) const;
   struct LazyTls;
+  struct Pool;
   HttpClientOptions options_;
   std::unique_ptr<LazyTls> tls_;  // built once, shared by every request (OpenSSL contexts are thread-safe)
+  std::unique_ptr<Pool> pool_;    // idle kept-alive connections
 };
 
 // Percent-encodes a query-string component.

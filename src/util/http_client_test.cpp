@@ -1,18 +1,24 @@
-// Tests for the HTTP client against a one-shot loopback server in a thread.
+// Tests for the HTTP client against loopback servers in threads: a one-shot
+// server, a keep-alive server counting connections, an HTTP proxy.
 #include "util/http_client.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "util/testing/http_test_server.h"
 #include "util/testing/loopback.h"
 #include "util/testing/temp_dir.h"
 
@@ -81,7 +87,7 @@ TEST(HttpClient, ContentLengthResponse) {
   EXPECT_EQ(r->header("Content-Type"), "text/plain");
   EXPECT_EQ(r->header("x-absent"), "");
   EXPECT_EQ(srv.request().rfind("GET /api/v1/query?query=up HTTP/1.1\r\n", 0), 0u);
-  EXPECT_NE(srv.request().find("Connection: close\r\n"), std::string::npos);
+  EXPECT_EQ(srv.request().find("Connection:"), std::string::npos);  // HTTP/1.1: kept alive
 }
 
 TEST(HttpClient, ChunkedResponseIsDechunked) {
@@ -281,6 +287,336 @@ TEST(HttpClient, RetryAfterSecondsAndDates) {
   EXPECT_EQ(retry_after_ms("soon"), -1);
   EXPECT_EQ(retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT"), 0);  // in the past: now
   EXPECT_GT(retry_after_ms("Fri, 31 Dec 2100 23:59:59 GMT"), 1'000'000'000);
+}
+
+// Waits (at most 10 s) until `done` holds; false if it never did.
+template <typename F>
+bool eventually(F done) {
+  for (int i = 0; i < 1000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return done();
+}
+
+TEST(HttpClientKeepAlive, SequentialRequestsShareOneConnection) {
+  testing::KeepAliveServer srv({});
+  HttpClient client({.timeout_ms = 5000});
+  for (int i = 0; i < 10; ++i) {
+    Result<HttpResponse> r = i % 2 == 0 ? client.get(srv.url("/metrics")) : client.post(srv.url("/api/v1/write"), "x");
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->body, "ok");
+  }
+  EXPECT_EQ(srv.requests(), 10);
+  EXPECT_EQ(srv.accepted(), 1);
+  EXPECT_EQ(srv.first_request().find("Connection:"), std::string::npos) << srv.first_request();
+}
+
+TEST(HttpClientKeepAlive, ChunkedAnswersKeepTheConnectionToo) {
+  testing::KeepAliveServer srv({.reply = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-T: 1\r\n\r\n"});
+  HttpClient client({.timeout_ms = 5000});
+  for (int i = 0; i < 3; ++i) {
+    Result<HttpResponse> r = client.get(srv.url("/"));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->body, "ok");
+  }
+  EXPECT_EQ(srv.accepted(), 1);
+}
+
+TEST(HttpClientKeepAlive, KeepAliveOffIsAConnectionPerRequest) {
+  testing::KeepAliveServer srv({});
+  HttpClient client({.timeout_ms = 5000, .keep_alive = false});
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(client.get(srv.url("/")).ok());
+  EXPECT_EQ(srv.accepted(), 3);
+  EXPECT_NE(srv.first_request().find("Connection: close\r\n"), std::string::npos);
+}
+
+TEST(HttpClientKeepAlive, ConnectionCloseOrHttp10AnswersAreNotReused) {
+  for (const char* reply : {"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok",
+                            "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok"}) {
+    testing::KeepAliveServer srv({.reply = reply});
+    HttpClient client({.timeout_ms = 5000});
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(client.get(srv.url("/")).ok());
+    EXPECT_EQ(srv.accepted(), 3) << reply;
+  }
+}
+
+TEST(HttpClientKeepAlive, GetOnAConnectionTheServerDroppedIsRetriedOnce) {
+  // The server answers one request per connection and hangs up on the next
+  // without answering: each reused connection dies under its request.
+  testing::KeepAliveServer srv({.answers_per_connection = 1});
+  HttpClient client({.timeout_ms = 5000});
+  for (int i = 0; i < 4; ++i) {
+    Result<HttpResponse> r = client.get(srv.url("/metrics"));
+    ASSERT_TRUE(r.ok()) << i << ": " << r.status().message();
+    EXPECT_EQ(r->body, "ok");
+  }
+  EXPECT_EQ(srv.accepted(), 4);
+  EXPECT_EQ(srv.requests(), 7);  // 4 answered + 3 sent on a dead connection
+}
+
+TEST(HttpClientKeepAlive, PostIsResentOnlyWhenTheOptionsSaySo) {
+  testing::KeepAliveServer srv({.answers_per_connection = 1});
+  HttpClient once({.timeout_ms = 5000});
+  ASSERT_TRUE(once.post(srv.url("/api/v1/profile"), "x").ok());
+  Result<HttpResponse> r = once.post(srv.url("/api/v1/profile"), "x");
+  ASSERT_FALSE(r.ok());  // not safe to repeat: the error, not a second request
+  EXPECT_NE(r.status().message().find("connection closed by 127.0.0.1:"), std::string::npos) << r.status().message();
+  EXPECT_EQ(srv.accepted(), 1);
+
+  HttpClient resend({.timeout_ms = 5000, .resend_post = true});
+  ASSERT_TRUE(resend.post(srv.url("/api/v1/write"), "x").ok());
+  Result<HttpResponse> again = resend.post(srv.url("/api/v1/write"), "x");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(srv.accepted(), 3);
+}
+
+TEST(HttpClientKeepAlive, IdleConnectionsExpire) {
+  testing::KeepAliveServer srv({});
+  HttpClient client({.timeout_ms = 5000, .idle_timeout_ms = 1});
+  ASSERT_TRUE(client.get(srv.url("/")).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // longer than the idle timeout
+  ASSERT_TRUE(client.get(srv.url("/")).ok());
+  EXPECT_EQ(srv.accepted(), 2);
+  EXPECT_TRUE(eventually([&] { return srv.closed_by_client() == 1; }));
+}
+
+TEST(HttpClientKeepAlive, AtMostFourIdleConnectionsPerTarget) {
+  testing::KeepAliveServer srv({.hold_until = 6});  // six requests at once: six connections
+  {
+    HttpClient client({.timeout_ms = 15000});
+    std::vector<std::thread> threads;
+    std::atomic<int> ok{0};
+    for (int i = 0; i < 6; ++i) threads.emplace_back([&] { ok += client.get(srv.url("/")).ok(); });
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(ok, 6);
+    EXPECT_EQ(srv.accepted(), 6);
+    EXPECT_TRUE(eventually([&] { return srv.closed_by_client() == 2; })) << srv.closed_by_client();
+  }
+  EXPECT_TRUE(eventually([&] { return srv.closed_by_client() == 6; })) << srv.closed_by_client();
+}
+
+// An HTTP proxy on loopback: CONNECT opens a tunnel, a request in absolute
+// form is forwarded; either way to the backend on `backend_port`, whatever
+// host the client named (the names in these tests do not resolve). Counts
+// connections and keeps the first request head it saw.
+class TestProxy {
+ public:
+  explicit TestProxy(uint16_t backend_port, std::string refuse = "")
+      : backend_port_(backend_port), refuse_(std::move(refuse)) {
+    fd_ = testing::listen_loopback(16, port_);
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+  ~TestProxy() {
+    stopping_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    acceptor_.join();
+    {
+      std::lock_guard lock(mu_);
+      for (int c : open_) ::shutdown(c, SHUT_RDWR);
+    }
+    for (std::thread& t : threads_) t.join();
+    for (int c : open_) ::close(c);
+    ::close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int accepted() const { return accepted_; }
+  std::string first_head() {
+    std::lock_guard lock(mu_);
+    return first_head_;
+  }
+
+ private:
+  void accept_loop() {
+    for (;;) {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0 || stopping_) {
+        if (c >= 0) ::close(c);
+        return;
+      }
+      ++accepted_;
+      std::lock_guard lock(mu_);
+      open_.push_back(c);
+      threads_.emplace_back([this, c] { serve(c); });
+    }
+  }
+
+  void serve(int c) {
+    std::string head;
+    char buf[65536];
+    while (head.find("\r\n\r\n") == std::string::npos) {
+      ssize_t n = ::recv(c, buf, sizeof buf, 0);
+      if (n <= 0) return;
+      head.append(buf, static_cast<size_t>(n));
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (first_head_.empty()) first_head_ = head;
+    }
+    if (!refuse_.empty()) {
+      ::send(c, refuse_.data(), refuse_.size(), MSG_NOSIGNAL);
+      return;
+    }
+    int b = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(backend_port_);
+    if (::connect(b, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return;
+    {
+      std::lock_guard lock(mu_);
+      open_.push_back(b);
+    }
+    if (head.starts_with("CONNECT ")) {
+      const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
+      ::send(c, ok.data(), ok.size(), MSG_NOSIGNAL);
+    } else {
+      ::send(b, head.data(), head.size(), MSG_NOSIGNAL);
+    }
+    pollfd p[2] = {{c, POLLIN, 0}, {b, POLLIN, 0}};
+    for (;;) {  // relay both ways until either side closes
+      if (::poll(p, 2, -1) <= 0) break;
+      bool done = false;
+      for (int i = 0; i < 2 && !done; ++i) {
+        if (p[i].revents == 0) continue;
+        ssize_t n = ::recv(p[i].fd, buf, sizeof buf, 0);
+        done = n <= 0 || ::send(p[1 - i].fd, buf, static_cast<size_t>(n), MSG_NOSIGNAL) != n;
+      }
+      if (done) break;
+    }
+    ::shutdown(b, SHUT_RDWR);
+    ::shutdown(c, SHUT_RDWR);
+  }
+
+  uint16_t backend_port_;
+  std::string refuse_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> accepted_{0};
+  std::mutex mu_;
+  std::vector<int> open_;
+  std::vector<std::thread> threads_;
+  std::string first_head_;
+  std::thread acceptor_;
+};
+
+TEST(HttpClientProxy, HttpsGoesThroughAConnectTunnelAndStaysAlive) {
+  const testing::TestDir dir;
+  const testing::TestCert cert = testing::make_test_cert(dir.path());
+  testing::KeepAliveServer backend({.cert = &cert});
+  TestProxy proxy(backend.port());
+  HttpClientOptions o{.timeout_ms = 5000};
+  o.tls.ca_file = cert.cert_file;  // verified: the name is the URL's, not the proxy's
+  o.proxy = ProxyOptions{.https_proxy = "http://user:p%40ss@127.0.0.1:" + proxy.url().substr(17)};
+  HttpClient client(o);
+  const std::string url = "https://backend.invalid:" + std::to_string(backend.port()) + "/metrics";
+  for (int i = 0; i < 3; ++i) {
+    Result<HttpResponse> r = client.get(url);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->body, "ok");
+  }
+  EXPECT_EQ(proxy.accepted(), 1);
+  EXPECT_EQ(backend.accepted(), 1);
+  const std::string head = proxy.first_head();
+  const std::string hostport = "backend.invalid:" + std::to_string(backend.port());
+  EXPECT_EQ(head.rfind("CONNECT " + hostport + " HTTP/1.1\r\nHost: " + hostport + "\r\n", 0), 0u) << head;
+  EXPECT_NE(head.find("Proxy-Authorization: Basic dXNlcjpwQHNz\r\n"), std::string::npos) << head;  // user:p@ss
+  EXPECT_EQ(backend.first_request().rfind("GET /metrics HTTP/1.1\r\n", 0), 0u);
+}
+
+TEST(HttpClientProxy, HttpGoesToTheProxyInAbsoluteForm) {
+  testing::KeepAliveServer backend({});
+  TestProxy proxy(backend.port());
+  HttpClientOptions o{.timeout_ms = 5000};
+  o.proxy = ProxyOptions{.http_proxy = proxy.url().substr(7)};  // host:port alone means http://
+  HttpClient client(o);
+  const std::string url = "http://backend.invalid:9400/metrics?x=1";
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(client.get(url).ok());
+  EXPECT_EQ(proxy.accepted(), 1);
+  EXPECT_EQ(backend.first_request().rfind("GET http://backend.invalid:9400/metrics?x=1 HTTP/1.1\r\n"
+                                          "Host: backend.invalid:9400\r\n", 0), 0u)
+      << backend.first_request();
+}
+
+TEST(HttpClientProxy, NoProxyHostsGoDirect) {
+  testing::KeepAliveServer backend({});
+  TestProxy proxy(backend.port());
+  HttpClientOptions o{.timeout_ms = 5000};
+  o.proxy = ProxyOptions{.http_proxy = proxy.url(), .no_proxy = "example.com, .invalid"};
+  Result<HttpResponse> r = HttpClient(o).get("http://backend.invalid:9400/");
+  ASSERT_FALSE(r.ok());  // direct: the name does not resolve
+  EXPECT_EQ(r.status().message().rfind("resolve backend.invalid:9400: ", 0), 0u) << r.status().message();
+  EXPECT_EQ(proxy.accepted(), 0);
+  // Loopback never goes through the proxy.
+  ASSERT_TRUE(HttpClient(o).get(backend.url("/")).ok());
+  EXPECT_EQ(proxy.accepted(), 0);
+  EXPECT_EQ(backend.accepted(), 1);
+}
+
+TEST(HttpClientProxy, TheEnvironmentNamesTheProxies) {
+  testing::KeepAliveServer backend({});
+  TestProxy proxy(backend.port());
+  for (const char* v : {"HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"}) ::unsetenv(v);
+  ::setenv("HTTP_PROXY", proxy.url().c_str(), 1);
+  ::setenv("no_proxy", "other.invalid", 1);
+  ASSERT_TRUE(HttpClient({.timeout_ms = 5000}).get("http://backend.invalid:9400/").ok());
+  EXPECT_EQ(proxy.accepted(), 1);
+  Result<HttpResponse> direct = HttpClient({.timeout_ms = 5000}).get("http://other.invalid:9400/");
+  ::unsetenv("HTTP_PROXY");
+  ::unsetenv("no_proxy");
+  ASSERT_FALSE(direct.ok());
+  EXPECT_EQ(direct.status().message().rfind("resolve other.invalid:9400", 0), 0u) << direct.status().message();
+  EXPECT_EQ(proxy.accepted(), 1);
+  const ProxyOptions none = proxy_from_environment();
+  EXPECT_EQ(none.http_proxy, "");
+  EXPECT_EQ(none.no_proxy, "");
+}
+
+TEST(HttpClientProxy, ARefusedConnectIsAnErrorNamingTheProxy) {
+  TestProxy proxy(1, "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n");
+  HttpClientOptions o{.timeout_ms = 5000};
+  o.proxy = ProxyOptions{.https_proxy = proxy.url()};
+  Result<HttpResponse> r = HttpClient(o).get("https://backend.invalid/");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "proxy " + proxy.url().substr(7) +
+                                      " refused CONNECT backend.invalid:443: 407 Proxy Authentication Required");
+}
+
+TEST(HttpClientProxy, OnlyHttpProxiesAreSupported) {
+  HttpClientOptions o;
+  o.proxy = ProxyOptions{.https_proxy = "socks5://user:secret@10.0.0.1:1080"};
+  HttpClient client(o);
+  const Status s = client.check();
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_EQ(s.message().rfind("proxy \"socks5://10.0.0.1:1080\": only http:// proxies are supported", 0), 0u)
+      << s.message();  // the credentials are not shown
+  Result<HttpResponse> r = client.get("https://example.com/");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), s.message());
+  EXPECT_TRUE(client.get("http://127.0.0.1:1/").status().message().starts_with("connect 127.0.0.1:1"));
+}
+
+TEST(BypassesProxy, NoProxyRules) {
+  EXPECT_TRUE(bypasses_proxy("", "localhost", "80"));
+  EXPECT_TRUE(bypasses_proxy("", "127.0.0.2", "80"));
+  EXPECT_TRUE(bypasses_proxy("", "::1", "80"));
+  EXPECT_FALSE(bypasses_proxy("", "example.com", "80"));
+  EXPECT_TRUE(bypasses_proxy("*", "example.com", "80"));
+  EXPECT_TRUE(bypasses_proxy("a.org, example.com", "example.com", "80"));
+  EXPECT_TRUE(bypasses_proxy("example.com", "api.Example.com", "80"));
+  EXPECT_FALSE(bypasses_proxy("example.com", "badexample.com", "80"));
+  EXPECT_FALSE(bypasses_proxy(".example.com", "example.com", "80"));
+  EXPECT_TRUE(bypasses_proxy(".example.com", "a.example.com", "80"));
+  EXPECT_TRUE(bypasses_proxy("*.example.com", "a.example.com", "80"));
+  EXPECT_TRUE(bypasses_proxy("example.com:8443", "example.com", "8443"));
+  EXPECT_FALSE(bypasses_proxy("example.com:8443", "example.com", "443"));
+  EXPECT_TRUE(bypasses_proxy("10.0.0.0/8", "10.1.2.3", "80"));
+  EXPECT_FALSE(bypasses_proxy("10.0.0.0/8", "11.1.2.3", "80"));
+  EXPECT_FALSE(bypasses_proxy("10.0.0.0/8", "ten.example", "80"));  // names are not resolved
+  EXPECT_TRUE(bypasses_proxy("192.168.1.7", "192.168.1.7", "80"));
+  EXPECT_FALSE(bypasses_proxy("192.168.1.7", "192.168.1.8", "80"));
+  EXPECT_TRUE(bypasses_proxy("fd00::/8", "fd12::1", "80"));
+  EXPECT_TRUE(bypasses_proxy("[2001:db8::1]:80", "2001:db8::1", "80"));
+  EXPECT_FALSE(bypasses_proxy("[2001:db8::1]:80", "2001:db8::1", "81"));
+  EXPECT_FALSE(bypasses_proxy("10.0.0.0/x, 10.0.0.0/200", "10.0.0.1", "80"));  // bad entries match nothing
 }
 
 }  // namespace

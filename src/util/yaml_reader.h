@@ -10,6 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -53,10 +54,14 @@ class Reader {
 
   double ratio(const YAML::Node& n, const std::string& what) const { return number(n, what, 0, 1); }
 
+  // A number in lo..hi; .nan is not a number (it compares false with both
+  // bounds, so it used to pass any range).
   double number(const YAML::Node& n, const std::string& what, double lo, double hi) const {
     double v = 0;
-    if (!n.IsScalar() || !YAML::convert<double>::decode(n, v)) fail(n, what + ": expected a number");
-    if (v < lo || v > hi) {
+    if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || std::isnan(v)) {
+      fail(n, what + ": expected a number");
+    }
+    if (!(v >= lo && v <= hi)) {
       std::ostringstream o;
       o << what << ": " << v << " is out of range [" << lo << ", " << hi << "]";
       fail(n, o.str());
@@ -105,10 +110,13 @@ class Reader {
     return out;
   }
 
+  // `true` or `false`, as the agent's configuration reads them (cli/config.cpp,
+  // docs/config.md): yaml-cpp's YAML 1.1 spellings (yes, no, on, off, y, n,
+  // True) are errors, so one file never means two things to two readers.
   bool boolean(const YAML::Node& n, const std::string& what) const {
-    bool b = false;
-    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, b)) fail(n, what + ": expected true or false");
-    return b;
+    if (n.IsScalar() && n.Scalar() == "true") return true;
+    if (n.IsScalar() && n.Scalar() == "false") return false;
+    fail(n, what + ": " + (n.IsScalar() ? "\"" + n.Scalar() + "\": " : std::string()) + "expected true or false");
   }
 
  private:

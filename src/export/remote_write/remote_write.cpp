@@ -25,8 +25,11 @@ class HttpSender final : public RemoteSender {
  public:
   explicit HttpSender(const RemoteWriteOptions& o)
       : url_(o.url),
+        // A batch is safe to send twice (the receiver keeps one sample per
+        // series and timestamp), so a kept-alive connection that died under it
+        // is retried at once on a fresh one, not counted as a failed send.
         client_({.timeout_ms = o.timeout_ms, .max_body_bytes = 1u << 20, .cancel = &cancel_, .tls = o.tls,
-                  .auth = o.auth}) {}
+                  .auth = o.auth, .resend_post = true}) {}
 
   SendResult send(const std::string& body) override {
     static const std::vector<std::pair<std::string, std::string>> kHeaders = {

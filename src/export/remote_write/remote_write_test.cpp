@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "export/remote_write/prompb.h"
+#include "util/testing/http_test_server.h"
 #include "util/testing/loopback.h"
 
 namespace gpulens {
@@ -395,6 +396,28 @@ TEST(HttpSender, AnswerWithoutRetryAfterHasNone) {
   EXPECT_EQ(r.outcome, Outcome::kRetry);
   EXPECT_EQ(r.retry_after_ms, -1);
   EXPECT_NE(r.error.find(": busy"), std::string::npos) << r.error;
+}
+
+TEST(HttpSender, BatchesShareOneKeptAliveConnection) {
+  testing::KeepAliveServer srv({.reply = "HTTP/1.1 204 No Content\r\n\r\n"});
+  auto sender = make_http_sender({.url = srv.url("/api/v1/write"), .timeout_ms = 5000});
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(sender->send("batch").outcome, Outcome::kOk) << i;
+  EXPECT_EQ(srv.requests(), 5);
+  EXPECT_EQ(srv.accepted(), 1);
+}
+
+// A receiver that closes a kept-alive connection as the next batch arrives
+// (its idle timeout racing the send): the batch goes again at once on a new
+// connection, not as a failed send to back off from.
+TEST(HttpSender, ABatchOnAConnectionTheReceiverDroppedIsSentAgainAtOnce) {
+  testing::KeepAliveServer srv({.reply = "HTTP/1.1 204 No Content\r\n\r\n", .answers_per_connection = 1});
+  auto sender = make_http_sender({.url = srv.url("/api/v1/write"), .timeout_ms = 5000});
+  for (int i = 0; i < 3; ++i) {
+    SendResult r = sender->send("batch");
+    EXPECT_EQ(r.outcome, Outcome::kOk) << i << ": " << r.error;
+  }
+  EXPECT_EQ(srv.accepted(), 3);
+  EXPECT_EQ(srv.requests(), 5);  // 3 answered, 2 that met a dropped connection
 }
 
 }  // namespace
