@@ -336,6 +336,23 @@ TEST(ServingRules, OverloadSaysHowManyReplicasTheArrivalsNeed) {
       << find(r2, "overload")->action;
 }
 
+// An engine whose page stopped answering: its series end there, and its
+// finding no longer holds at the next point.
+TEST(ServingRules, AnEngineThatStopsAnsweringStopsItsFindingsAtTheNextPoint) {
+  HostSignals h = kv_full();
+  EngineSignals e = only_engine(h);
+  for (Series& s : e.sigs) {
+    if (!s.empty()) s.pop_back();  // the last scrape failed: no point there
+  }
+  h.engines = {e};
+  const Report r = run(std::move(h));
+  const Finding* f = find(r, "kv_cache_pressure");
+  ASSERT_NE(f, nullptr) << report_text(r, false);
+  EXPECT_FALSE(f->ongoing) << report_text(r, false);
+  const Report full = run(kv_full());
+  EXPECT_TRUE(find(full, "kv_cache_pressure")->ongoing);
+}
+
 TEST(ServingRules, NoEngineNoWordAboutEngines) {
   HostSignals h;
   h.name = "n1";
