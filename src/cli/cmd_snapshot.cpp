@@ -7,10 +7,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
-#include <limits>
-#include <set>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -21,8 +17,8 @@
 #include "cli/command.h"
 #include "cli/setup.h"
 #include "cli/snapshot_processes.h"
-#include "diagnose/mapping.h"
 #include "sources/sim/scenario.h"
+#include "top/service_lines.h"
 #include "util/duration.h"
 #include "util/http_client.h"
 #include "util/terminal_text.h"
@@ -259,69 +255,17 @@ int widest(const std::vector<std::string>& lines) {
 
 // Renders the table from the JSON document (the same one the API serves).
 // `note` (may be empty) is printed under the simulated-data banner.
-// One line per serving engine among the node's series (docs/serving.md):
-//   "  vllm at http://127.0.0.1:8001/metrics on GPUs 4,5,6,7: KV cache 99%, 31 waiting, 40 running, p99 21.4 s, TTFT p99 16.3 s"
-// Its GPUs: those where its pid runs (host_gpu_process_affinity_info), else
-// all of them when it is the only engine; the quantiles from its histograms'
-// counts so far ("-" before any request ended).
+// The service lines (top/service_lines.h) from the node's series.
 std::vector<std::string> serving_lines(simdjson::dom::element doc, size_t gpu_count) {
-  struct Engine {
-    std::string kind, pid;
-    double kv = -1, waiting = -1, running = -1;
-    std::map<double, double> e2e, ttft;  // le -> cumulative count
-  };
-  std::map<std::string, Engine> engines;      // by endpoint
-  std::map<std::string, std::set<int>> gpus;  // pid -> GPUs
+  std::map<std::string, double, std::less<>> node;
   simdjson::dom::object fields;
   if (doc["node"]["fields"].get_object().get(fields)) return {};
   for (auto kv : fields) {
-    const std::string_view key = kv.key;
     double v = 0;
-    if (kv.value.get_double().get(v)) continue;
-    if (key.starts_with("host_gpu_process_affinity_info{")) {
-      const std::string gpu = label_in(key, "gpu");
-      if (!gpu.empty() && gpu.find_first_not_of("0123456789") == std::string::npos && gpu.size() < 4) {
-        gpus[label_in(key, "pid")].insert(std::stoi(gpu));
-      }
-      continue;
-    }
-    if (!key.starts_with("serving_")) continue;
-    const std::string endpoint = label_in(key, "endpoint");
-    if (endpoint.empty()) continue;
-    Engine& e = engines[endpoint];
-    e.kind = label_in(key, "engine");
-    if (e.pid.empty()) e.pid = label_in(key, "pid");
-    const std::string le = label_in(key, "le");
-    const double bound = le == "+Inf" ? std::numeric_limits<double>::infinity() : le.empty() ? -1 : std::atof(le.c_str());
-    if (key.starts_with("serving_kv_cache_usage_ratio{")) e.kv = v;
-    if (key.starts_with("serving_requests_waiting{")) e.waiting = v;
-    if (key.starts_with("serving_requests_running{")) e.running = v;
-    if (bound >= 0 && key.starts_with("serving_request_latency_seconds{")) e.e2e[bound] = v;
-    if (bound >= 0 && key.starts_with("serving_time_to_first_token_seconds{")) e.ttft[bound] = v;
+    if (!kv.value.get_double().get(v)) node.emplace(std::string(kv.key), v);
   }
-  auto p99 = [](const std::map<double, double>& h) -> std::string {
-    std::vector<std::pair<double, double>> b(h.begin(), h.end());
-    const double q = diagnose::histogram_quantile(0.99, b);
-    if (std::isnan(q)) return "-";
-    return q < 1 ? format("%.0f ms", q * 1000) : format("%.3g s", q);
-  };
-  std::vector<std::string> out;
-  for (const auto& [endpoint, e] : engines) {
-    std::string where;
-    if (auto it = gpus.find(e.pid); !e.pid.empty() && it != gpus.end()) {
-      for (int g : it->second) where += (where.empty() ? "" : ",") + std::to_string(g);
-      where = " on GPU" + std::string(it->second.size() > 1 ? "s " : " ") + where;
-    } else if (engines.size() == 1 && gpu_count > 0) {
-      where = " on all " + std::to_string(gpu_count) + " GPUs";
-    } else {
-      where = " on GPUs not known";
-    }
-    std::string l = "  " + e.kind + " at " + endpoint + where + ": KV cache " + (e.kv >= 0 ? format("%.0f%%", e.kv * 100) : "-") + ", " +
-                    (e.waiting >= 0 ? format("%.0f", e.waiting) : "-") + " waiting, " +
-                    (e.running >= 0 ? format("%.0f", e.running) : "-") + " running, p99 " + p99(e.e2e) +
-                    ", TTFT p99 " + p99(e.ttft);
-    out.push_back(std::move(l));
-  }
+  std::vector<std::string> out = top::service_lines(node, gpu_count);
+  for (std::string& l : out) l = "  " + l;
   return out;
 }
 
