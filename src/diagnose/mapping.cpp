@@ -940,6 +940,28 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
     hosts_.erase(other_hosts[0]);
   }
 
+  // An engine scraped under its pod's address (Prometheus' Kubernetes
+  // discovery: instance = the pod IP) lands on a host of its own, without
+  // GPUs: it moves to the host whose GPU serves its pod.
+  std::map<std::string, std::string> pod_host;  // "namespace/pod" -> host with a GPU of that pod
+  for (const auto& [name, h] : hosts_) {
+    for (const auto& [index, g] : h.gpus) {
+      if (!g.pod.empty()) pod_host.try_emplace(g.pod, name);
+    }
+  }
+  for (auto& [name, h] : hosts_) {
+    if (!h.gpus.empty()) continue;
+    for (auto it = h.engines.begin(); it != h.engines.end();) {
+      auto to = it->second.pod.empty() ? pod_host.end() : pod_host.find(it->second.pod);
+      if (to == pod_host.end()) {
+        ++it;
+        continue;
+      }
+      hosts_[to->second].engines.try_emplace(it->first, std::move(it->second));
+      it = h.engines.erase(it);
+    }
+  }
+
   SignalSet set;
   set.from_ms = from_ms.value_or(min_t_ == INT64_MAX ? 0 : min_t_);
   set.to_ms = to_ms.value_or(max_t_ == INT64_MIN ? 0 : max_t_);

@@ -182,5 +182,24 @@ TEST(ServingMapping, AnEngineSayingWhatNoEngineCanMeanIsMarked) {
   EXPECT_EQ(set.hosts[0].engines[2].invalid, "");
 }
 
+// Prometheus' Kubernetes discovery: the engine's instance is its pod's IP,
+// not the GPU's node; its pod finds the node whose GPU serves that pod.
+TEST(ServingMapping, AnEngineUnderItsPodsAddressJoinsTheNodeOfItsPodsGpu) {
+  SignalSetBuilder b;
+  for (const char* node : {"n1", "n2"}) {
+    put(b, "DCGM_FI_DEV_GPU_UTIL", {{"gpu", "0"}, {"UUID", std::string("GPU-") + node}, {"Hostname", node},
+                                    {"namespace", "ml"}, {"pod", std::string("chat-") + node}}, flat(95));
+  }
+  put(b, "vllm:num_requests_waiting", {{"instance", "10.1.2.3:8000"}, {"namespace", "ml"}, {"pod", "chat-n2"}}, flat(7));
+  SignalSet set = b.build();
+  ASSERT_EQ(set.hosts.size(), 2u);
+  EXPECT_TRUE(set.hosts[0].engines.empty());
+  ASSERT_EQ(set.hosts[1].name, "n2");
+  ASSERT_EQ(set.hosts[1].engines.size(), 1u);
+  EXPECT_EQ(set.hosts[1].engines[0].joined_by, "pod");
+  EXPECT_EQ(set.hosts[1].engines[0].gpus, std::vector<std::string>{"0"});
+  EXPECT_DOUBLE_EQ(set.hosts[1].engines[0].sig(HostSig::kRequestsWaiting).back().v, 7);
+}
+
 }  // namespace
 }  // namespace gpulens::diagnose
