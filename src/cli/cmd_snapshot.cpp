@@ -18,6 +18,7 @@
 #include "cli/setup.h"
 #include "cli/snapshot_processes.h"
 #include "sources/sim/scenario.h"
+#include "top/service_lines.h"
 #include "util/duration.h"
 #include "util/http_client.h"
 #include "util/terminal_text.h"
@@ -254,6 +255,20 @@ int widest(const std::vector<std::string>& lines) {
 
 // Renders the table from the JSON document (the same one the API serves).
 // `note` (may be empty) is printed under the simulated-data banner.
+// The service lines (top/service_lines.h) from the node's series.
+std::vector<std::string> serving_lines(simdjson::dom::element doc, size_t gpu_count) {
+  std::map<std::string, double, std::less<>> node;
+  simdjson::dom::object fields;
+  if (doc["node"]["fields"].get_object().get(fields)) return {};
+  for (auto kv : fields) {
+    double v = 0;
+    if (!kv.value.get_double().get(v)) node.emplace(std::string(kv.key), v);
+  }
+  std::vector<std::string> out = top::service_lines(node, gpu_count);
+  for (std::string& l : out) l = "  " + l;
+  return out;
+}
+
 int print_table(const std::string& json, bool colour, int width, const std::string& note, std::ostream& out) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
@@ -361,6 +376,10 @@ int print_table(const std::string& json, bool colour, int width, const std::stri
   if (!pushed.empty()) {
     out << "in-process allocators (pushed):\n";
     for (const auto& l : pushed) out << l << "\n";
+  }
+  if (const auto lines = serving_lines(doc, gpus.size()); !lines.empty()) {
+    out << "serving engines:\n";
+    for (const auto& l : lines) out << l << "\n";
   }
   std::string legend;
   for (size_t c = 0; c < kColumns.size(); ++c) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -384,6 +385,46 @@ std::string host_key(LabelSpan labels) {
   return out;
 }
 
+namespace {
+
+// The serving signals: an engine's own.
+bool is_serving(HostSig s) {
+  switch (s) {
+    case HostSig::kLatencyP99:
+    case HostSig::kLatencyMean:
+    case HostSig::kRequestsRunning:
+    case HostSig::kRequestsWaiting:
+    case HostSig::kKvCacheUsage:
+    case HostSig::kPreemptionRate:
+    case HostSig::kPromptTokensRate:
+    case HostSig::kGenerationTokensRate:
+    case HostSig::kTtftP99:
+    case HostSig::kInterTokenP99:
+    case HostSig::kQueueTimeP99: return true;
+    default: return false;
+  }
+}
+
+// The kind of serving engine a series is from: by its family's name, or a
+// gpulens serving_* series' engine label; "engine" for a gpulens series
+// that names none; "" when not a serving series.
+std::string engine_kind(std::string_view name, LabelSpan labels) {
+  if (name.starts_with("vllm:")) return "vllm";
+  if (name.starts_with("sglang:")) return "sglang";
+  if (name.starts_with("tgi_")) return "tgi";
+  if (name.starts_with("nv_inference_")) return "triton";
+  if (name.starts_with("serving_")) {
+    const std::string_view e = label_of(labels, "engine");
+    for (std::string_view k : {"vllm", "sglang", "tgi", "triton"}) {
+      if (e == k) return std::string(k);
+    }
+    return "engine";
+  }
+  return "";
+}
+
+}  // namespace
+
 bool SignalSetBuilder::add(std::string_view name, LabelSpan labels, Series points, bool already_rate) {
   std::string key = host_key(labels);
   if (!label_of(labels, "hostname").empty() || !label_of(labels, "Hostname").empty()) {
@@ -427,9 +468,26 @@ bool SignalSetBuilder::add_for_host(std::string_view host_name, std::string_view
     return true;
   }
   HostAcc& h = hosts_[std::string(host_name)];
+  // A serving engine's series also go to that engine, judged on its own.
+  EngineAcc* engine = nullptr;
+  if (const std::string kind = engine_kind(name, labels); !kind.empty()) {
+    std::string_view where = label_of(labels, "endpoint");
+    if (where.empty()) where = label_of(labels, "instance");
+    const std::string_view ns = label_of(labels, "namespace"), pod = label_of(labels, "pod");
+    std::string pod_name = pod.empty() ? std::string() : std::string(ns) + "/" + std::string(pod);
+    engine = &h.engines[kind + '\x1f' + std::string(where.empty() ? std::string_view(pod_name) : where)];
+    if (engine->kind.empty()) {
+      engine->kind = kind;
+      engine->endpoint = where.empty() ? "" : std::string(where);
+    }
+    if (engine->model.empty()) engine->model = label_of(labels, "model_name");
+    if (engine->model.empty()) engine->model = label_of(labels, "model");
+    if (engine->pid.empty()) engine->pid = label_of(labels, "pid");
+    if (engine->pod.empty()) engine->pod = std::move(pod_name);
+  }
   // The last binding (most series have one) takes the points without a copy.
-  for (size_t i = 0; i + 1 < bindings.size(); ++i) feed(h, bindings[i], labels, points, already_rate);
-  feed(h, bindings.back(), labels, std::move(points), already_rate);
+  for (size_t i = 0; i + 1 < bindings.size(); ++i) feed(h, bindings[i], labels, points, already_rate, engine);
+  feed(h, bindings.back(), labels, std::move(points), already_rate, engine);
   return true;
 }
 
@@ -470,7 +528,22 @@ SignalSetBuilder::GpuAcc& SignalSetBuilder::gpu_of(HostAcc& h, LabelSpan labels)
 }
 
 void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, Series points,
-                            bool already_rate) {
+                            bool already_rate, EngineAcc* engine) {
+  if (engine && engine->invalid.empty() && (b.kind == K::kHost || b.kind == K::kLatencyBucket)) {
+    // A value no engine can mean: the engine is not judged (docs/serving.md).
+    const auto sig = static_cast<HostSig>(b.sig);
+    for (const Point& p : points) {
+      const bool ratio = b.kind == K::kHost && sig == HostSig::kKvCacheUsage;
+      if (!std::isfinite(p.v) || p.v < 0 || (ratio && p.v > 1) || p.v > 1e12) {
+        const std::string_view what = signal_name(b.kind == K::kHost ? sig : HostSig::kLatencyP99);
+        const char* why = !std::isfinite(p.v) ? "not a number" : p.v < 0 ? "negative" : ratio && p.v <= 1e12 ? "above 1" : "absurd";
+        char m[200];
+        std::snprintf(m, sizeof m, "%.*s %g (%s)", static_cast<int>(what.size()), what.data(), p.v, why);
+        engine->invalid = m;
+        break;
+      }
+    }
+  }
   Series s;
   if (b.counter && !already_rate) {
     const int64_t step = median_step_ms(points);
@@ -553,13 +626,26 @@ void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, Seri
                                                                                  : 2;
         l.parts[part].push_back(s);
       }
+      if (engine && is_serving(sig)) engine->parts[b.sig].push_back(s);
       h.parts[b.sig].push_back(std::move(s));
       break;
     }
-    case K::kLatencyBucket: h.buckets[b.sig][b.le].push_back(std::move(s)); break;
-    case K::kTritonDuration: h.triton_duration.push_back(std::move(s)); break;
-    case K::kTritonCount: h.triton_count.push_back(std::move(s)); break;
-    case K::kTritonSuccess: h.triton_success.push_back(std::move(s)); break;
+    case K::kLatencyBucket:
+      if (engine) engine->buckets[b.sig][b.le].push_back(s);
+      h.buckets[b.sig][b.le].push_back(std::move(s));
+      break;
+    case K::kTritonDuration:
+      if (engine) engine->triton_duration.push_back(s);
+      h.triton_duration.push_back(std::move(s));
+      break;
+    case K::kTritonCount:
+      if (engine) engine->triton_count.push_back(s);
+      h.triton_count.push_back(std::move(s));
+      break;
+    case K::kTritonSuccess:
+      if (engine) engine->triton_success.push_back(s);
+      h.triton_success.push_back(std::move(s));
+      break;
     case K::kCarried: break;  // /metrics and history only
     case K::kJob: {
       const std::string_view job = label_of(labels, "job_id");
@@ -700,6 +786,59 @@ void take_missing(Parts& into, Parts& from) {
 
 }  // namespace
 
+void SignalSetBuilder::build_engines(HostAcc& h, HostSignals& hs) {
+  std::map<std::string, std::string> gpu_pods;  // whole GPU index -> "namespace/pod"
+  for (const auto& [index, g] : h.gpus) {
+    if (g.mig.empty() && !g.pod.empty()) gpu_pods[index] = g.pod;
+  }
+  for (auto& [key, e] : h.engines) {
+    EngineSignals es{.kind = e.kind, .endpoint = e.endpoint, .model = e.model, .pid = e.pid, .pod = e.pod};
+    es.invalid = e.invalid;
+    for (size_t i = 0; i < kHostSigCount; ++i) es.sigs[i] = merge(e.parts[i], combine_of(static_cast<HostSig>(i)));
+    for (const auto& [sig, by_le] : e.buckets) {
+      const Series from_buckets = latency_p99(by_le);
+      Series& p99 = es.sigs[sig];
+      p99 = combine({&p99, &from_buckets}, Combine::kMax);
+    }
+    // Requests completed per second: the count (largest bucket) of its
+    // end-to-end latency histogram, else Triton's successes.
+    if (auto it = e.buckets.find(static_cast<uint8_t>(HostSig::kLatencyP99)); it != e.buckets.end() && !it->second.empty()) {
+      es.completions = merge(it->second.rbegin()->second, Combine::kSum);
+    } else if (!e.triton_success.empty() || !e.triton_count.empty()) {
+      es.completions = merge(e.triton_success.empty() ? e.triton_count : e.triton_success, Combine::kSum);
+    }
+    if (!e.triton_duration.empty()) {
+      const Series dur = merge(e.triton_duration, Combine::kSum);
+      es.sig(HostSig::kLatencyMean) = ratio(dur, es.completions);
+    }
+    hs.engines.push_back(std::move(es));
+  }
+  // Each engine to its GPUs: by its pid on the GPUs' process lists, by its
+  // pod, or as the host's only engine; else unjoined.
+  for (EngineSignals& es : hs.engines) {
+    std::set<std::string> gpus;
+    if (!es.pid.empty()) {
+      for (const ProcessPlacement& p : hs.processes) {
+        if (p.pid == es.pid) gpus.insert(p.gpu);
+      }
+      if (!gpus.empty()) es.joined_by = "pid";
+    }
+    if (gpus.empty() && !es.pod.empty()) {
+      for (const auto& [index, pod] : gpu_pods) {
+        if (pod == es.pod) gpus.insert(index);
+      }
+      if (!gpus.empty()) es.joined_by = "pod";
+    }
+    if (gpus.empty() && hs.engines.size() == 1) {
+      for (const GpuSignals& g : hs.gpus) gpus.insert(g.index);
+      es.joined_by = "only engine";
+    }
+    for (const GpuSignals& g : hs.gpus) {  // in the host's GPU order
+      if (gpus.contains(g.index) || (!g.mig.empty() && es.joined_by == "only engine")) es.gpus.push_back(g.index);
+    }
+  }
+}
+
 void SignalSetBuilder::join_by_uuid() {
   for (bool joined = true; joined;) {
     joined = false;
@@ -754,6 +893,7 @@ void SignalSetBuilder::join_by_uuid() {
     for (auto& [key, p] : from.processes) into.processes.try_emplace(key, std::move(p));
     for (auto& [key, parts] : from.presence) take_missing(into.presence[key], parts);
     for (auto& [key, l] : from.links) into.links.try_emplace(key, std::move(l));
+    for (auto& [key, e] : from.engines) into.engines.try_emplace(key, std::move(e));
     if (from.simulated && !into.simulated) {
       into.simulated = true;
       into.scenario = std::move(from.scenario);
@@ -792,11 +932,34 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
         for (Series& s : l.parts[i]) into.links[key].parts[i].push_back(std::move(s));
       }
     }
+    for (auto& [key, e] : from.engines) into.engines.try_emplace(key, std::move(e));
     if (from.simulated && !into.simulated) {
       into.simulated = true;
       into.scenario = from.scenario;
     }
     hosts_.erase(other_hosts[0]);
+  }
+
+  // An engine scraped under its pod's address (Prometheus' Kubernetes
+  // discovery: instance = the pod IP) lands on a host of its own, without
+  // GPUs: it moves to the host whose GPU serves its pod.
+  std::map<std::string, std::string> pod_host;  // "namespace/pod" -> host with a GPU of that pod
+  for (const auto& [name, h] : hosts_) {
+    for (const auto& [index, g] : h.gpus) {
+      if (!g.pod.empty()) pod_host.try_emplace(g.pod, name);
+    }
+  }
+  for (auto& [name, h] : hosts_) {
+    if (!h.gpus.empty()) continue;
+    for (auto it = h.engines.begin(); it != h.engines.end();) {
+      auto to = it->second.pod.empty() ? pod_host.end() : pod_host.find(it->second.pod);
+      if (to == pod_host.end()) {
+        ++it;
+        continue;
+      }
+      hosts_[to->second].engines.try_emplace(it->first, std::move(it->second));
+      it = h.engines.erase(it);
+    }
   }
 
   SignalSet set;
@@ -887,6 +1050,7 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
       if (a.mig.empty() != b.mig.empty()) return a.mig.empty();
       return numeric_less(a.mig.gpu_instance, b.mig.gpu_instance);
     });
+    build_engines(h, hs);
     set.hosts.push_back(std::move(hs));
   }
   hosts_.clear();

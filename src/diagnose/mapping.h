@@ -150,6 +150,13 @@ class SignalSetBuilder {
     std::map<std::pair<GpuSig, std::string>, std::vector<Series>> by_process;  // allocator signals per pid
     std::map<std::string, std::vector<Series>> health_watches;                  // kHealthStatus per watch
   };
+  struct EngineAcc {
+    std::string kind, endpoint, model, pid, pod;
+    std::vector<std::vector<Series>> parts = std::vector<std::vector<Series>>(kHostSigCount);
+    std::map<uint8_t, std::map<double, std::vector<Series>>> buckets;
+    std::vector<Series> triton_duration, triton_count, triton_success;
+    std::string invalid;  // the first value no engine can mean
+  };
   struct LinkAcc {
     std::array<std::vector<Series>, 3> parts;  // rx, tx, speed
   };
@@ -164,11 +171,15 @@ class SignalSetBuilder {
     std::map<std::pair<bool, std::string>, LinkAcc> links;  // (infiniband, device) -> rx, tx, speed
     bool simulated = false;  // kSimulatedFamily at 1
     std::string scenario;
+    std::map<std::string, EngineAcc> engines;  // by kind and endpoint
   };
   GpuAcc& gpu_of(HostAcc& host, LabelSpan labels);
+  // The host's engines with their own signals, each joined to its GPUs.
+  void build_engines(HostAcc& host, HostSignals& hs);
   // Joins hosts that hold a GPU of the same UUID (one machine, two namings).
   void join_by_uuid();
-  void feed(HostAcc& host, const Binding& b, LabelSpan labels, Series points, bool already_rate);
+  void feed(HostAcc& host, const Binding& b, LabelSpan labels, Series points, bool already_rate,
+            EngineAcc* engine = nullptr);
 
   std::map<std::string, HostAcc> hosts_;
   std::map<std::string, std::string> pod_jobs_;  // "namespace/pod" -> job (kube_pod_labels)

@@ -94,7 +94,7 @@ class Rules {
     // An engine whose KV cache is full or whose queue outgrows it explains
     // its latency: kernel_launch is not chosen where either holds (and
     // small_batch, below, nowhere another cause holds).
-    auto [kv_pressure, overload] = serving_rules(c_, util_, busy_, na_);
+    auto [kv_pressure, overload] = serving();
     for (const RuleResult* serving : {&kv_pressure, &overload}) {
       if (serving->holds.empty() || launch.holds.empty()) continue;
       for (size_t i = 0; i < n_; ++i) {
@@ -142,6 +142,31 @@ class Rules {
 
   Aligned A(const Series& s) const { return c_.align(s); }
   Aligned A(G s) const { return A(c_.gpu.sig(s)); }
+  // The serving causes of the engines joined to this GPU (each judged on its
+  // own series; one engine per GPU is the layout, and with two the one whose
+  // cause holds longer is kept); engines of the host joined to no GPU are
+  // said to be unjoined.
+  std::pair<RuleResult, RuleResult> serving() {
+    std::pair<RuleResult, RuleResult> out;
+    auto held = [](const RuleResult& r) { return std::count(r.holds.begin(), r.holds.end(), int8_t{1}); };
+    for (const EngineSignals& e : c_.host.engines) {
+      if (std::find(e.gpus.begin(), e.gpus.end(), c_.gpu.index) == e.gpus.end()) {
+        if (e.gpus.empty()) {
+          const std::string why = "engine " + e.describe() +
+                                  " is joined to no GPU (no pid on a GPU's process list, no pod shared with a GPU, "
+                                  "not the host's only engine)";
+          na_.push_back({"kv_cache_pressure", why});
+          na_.push_back({"overload", why});
+        }
+        continue;
+      }
+      auto [kv, over] = serving_rules(c_, e, util_, busy_, na_);
+      if (out.first.holds.empty() || held(kv) > held(out.first)) out.first = std::move(kv);
+      if (out.second.holds.empty() || held(over) > held(out.second)) out.second = std::move(over);
+    }
+    return out;
+  }
+
   Aligned A(H s) const { return A(c_.host.sig(s)); }
   bool has(G s) const { return !c_.gpu.sig(s).empty(); }
   bool has(H s) const { return !c_.host.sig(s).empty(); }

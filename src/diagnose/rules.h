@@ -60,9 +60,10 @@ std::vector<RuleResult> evaluate_rules(const GpuContext& ctx, std::vector<NotAss
 // node, or uses another GPU with no NVLink or PCIe switch between them.
 RuleResult topology_rule(const GpuContext& ctx, const Aligned& util, std::vector<NotAssessed>& not_assessed);
 
-// The serving causes (serving_rule.cpp; docs/serving.md), over the
-// engine signals of the GPU's host (the fullest engine's KV cache, the
-// engines' queues and latency: a single engine on a node owns its GPUs):
+// The serving causes (serving_rule.cpp; docs/serving.md), over one
+// engine's own signals, judged for each GPU the engine is joined to
+// (EngineSignals::gpus); an engine whose numbers cannot be meant
+// (EngineSignals::invalid) is not judged, and says why:
 // - kv_cache_pressure: KV-cache usage at or above kKvCacheFull while the
 //   engine preempts (preemptions per second > 0) or requests wait, with the
 //   latency (p99, or time to first token) degraded;
@@ -75,8 +76,8 @@ RuleResult topology_rule(const GpuContext& ctx, const Aligned& util, std::vector
 // any engine signal. `util` and `busy` are the GPU's, on its timeline.
 inline constexpr double kKvCacheFull = 0.95;
 inline constexpr double kBatchAtPeak = 0.9;
-std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& ctx, const Aligned& util, const Aligned& busy,
-                                                std::vector<NotAssessed>& not_assessed);
+std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& ctx, const EngineSignals& engine, const Aligned& util,
+                                                const Aligned& busy, std::vector<NotAssessed>& not_assessed);
 
 // When the GPU first had a fatal fault (fatal XID, lost, row-remap failure,
 // uncorrectable ECC); INT64_MAX when never.

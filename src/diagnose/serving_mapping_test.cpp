@@ -93,5 +93,113 @@ TEST(ServingMapping, EachHistogramGivesItsOwnP99AndRanksAreNotMultiplied) {
   EXPECT_DOUBLE_EQ(h.sig(HostSig::kRequestsRunning).back().v, 30);  // rank 1 repeats rank 0: not 60
 }
 
+// Adds a series whose labels are built strings (the builder keeps copies).
+void put(SignalSetBuilder& b, std::string_view name, const std::vector<std::pair<std::string, std::string>>& owned,
+         Series points) {
+  std::vector<LabelPair> labels;
+  for (const auto& [k, v] : owned) labels.emplace_back(k, v);
+  b.add(name, labels, std::move(points));
+}
+
+// Each engine is an entity of its own: its series judged alone, joined to
+// its GPUs by its pid on their process list, else by its pod, else as the
+// host's only engine; two engines' KV caches never combined.
+TEST(ServingMapping, EnginesAreJoinedToTheirGpusByPidThenPod) {
+  SignalSetBuilder b;
+  for (const char* g : {"0", "1", "2", "3"}) {
+    const std::string pod = std::string(g) < "2" ? "chat-0" : "summ-0";
+    put(b, "DCGM_FI_DEV_GPU_UTIL", {{"gpu", g}, {"UUID", std::string("GPU-") + g}, {"Hostname", "n1"},
+                                   {"namespace", "ml"}, {"pod", pod}}, flat(95));
+  }
+  // gpulens' own series: engine A by pid (its process on GPUs 0 and 1),
+  // engine B by pod (Prometheus' Kubernetes discovery labels).
+  for (const char* g : {"0", "1"}) {
+    put(b, "host_gpu_process_affinity_info", {{"pid", "5000"}, {"gpu", g}, {"cpus", "0-3"}, {"numa_nodes", "0"},
+                                             {"hostname", "n1"}}, flat(1));
+  }
+  put(b, "serving_kv_cache_usage_ratio",
+        {{"engine", "vllm"}, {"endpoint", "http://n1:8000/metrics"}, {"pid", "5000"}, {"hostname", "n1"}}, flat(0.4));
+  put(b, "vllm:kv_cache_usage_perc",
+        {{"engine", "0"}, {"model_name", "Qwen"}, {"instance", "10.0.0.9:8000"}, {"hostname", "n1"},
+         {"namespace", "ml"}, {"pod", "summ-0"}}, flat(0.99));
+  put(b, "vllm:kv_cache_usage_perc",
+        {{"engine", "1"}, {"model_name", "Qwen"}, {"instance", "10.0.0.9:8000"}, {"hostname", "n1"},
+         {"namespace", "ml"}, {"pod", "summ-0"}}, flat(0.97));
+  SignalSet set = b.build();
+  ASSERT_EQ(set.hosts.size(), 1u);
+  const HostSignals& h = set.hosts[0];
+  ASSERT_EQ(h.engines.size(), 2u);
+  const EngineSignals& a = h.engines[0].endpoint == "http://n1:8000/metrics" ? h.engines[0] : h.engines[1];
+  const EngineSignals& e = &a == &h.engines[0] ? h.engines[1] : h.engines[0];
+  EXPECT_EQ(a.kind, "vllm");
+  EXPECT_EQ(a.joined_by, "pid");
+  EXPECT_EQ(a.gpus, (std::vector<std::string>{"0", "1"}));
+  EXPECT_DOUBLE_EQ(a.sig(HostSig::kKvCacheUsage).back().v, 0.4);
+  EXPECT_EQ(e.kind, "vllm");
+  EXPECT_EQ(e.endpoint, "10.0.0.9:8000");
+  EXPECT_EQ(e.model, "Qwen");
+  EXPECT_EQ(e.pod, "ml/summ-0");
+  EXPECT_EQ(e.joined_by, "pod");
+  EXPECT_EQ(e.gpus, (std::vector<std::string>{"2", "3"}));
+  // Its two data-parallel engines: the fullest, never a sum; not engine A's.
+  EXPECT_DOUBLE_EQ(e.sig(HostSig::kKvCacheUsage).back().v, 0.99);
+}
+
+TEST(ServingMapping, TheOnlyEngineOwnsTheHostsGpusAndTwoUnknownOnesAreUnjoined) {
+  for (int engines : {1, 2}) {
+    SignalSetBuilder b;
+    for (const char* g : {"0", "1"}) {
+      put(b, "DCGM_FI_DEV_GPU_UTIL", {{"gpu", g}, {"UUID", std::string("GPU-") + g}, {"instance", "n1:9400"}}, flat(95));
+    }
+    for (int i = 0; i < engines; ++i) {
+      put(b, "sglang:num_queue_reqs", {{"instance", "n1:3000" + std::to_string(i)}, {"tp_rank", "0"}}, flat(4));
+      put(b, "sglang:num_queue_reqs", {{"instance", "n1:3000" + std::to_string(i)}, {"tp_rank", "1"}}, flat(4));
+    }
+    SignalSet set = b.build();
+    ASSERT_EQ(set.hosts.size(), 1u);
+    const HostSignals& h = set.hosts[0];
+    ASSERT_EQ(h.engines.size(), static_cast<size_t>(engines));
+    for (const EngineSignals& e : h.engines) {
+      EXPECT_EQ(e.kind, "sglang");
+      EXPECT_DOUBLE_EQ(e.sig(HostSig::kRequestsWaiting).back().v, 4);  // rank 1 repeats rank 0: not 8
+      EXPECT_EQ(e.joined_by, engines == 1 ? "only engine" : "");
+      EXPECT_EQ(e.gpus, engines == 1 ? (std::vector<std::string>{"0", "1"}) : std::vector<std::string>{});
+    }
+  }
+}
+
+TEST(ServingMapping, AnEngineSayingWhatNoEngineCanMeanIsMarked) {
+  SignalSetBuilder b;
+  put(b, "DCGM_FI_DEV_GPU_UTIL", {{"gpu", "0"}, {"UUID", "GPU-0"}, {"instance", "n1:9400"}}, flat(95));
+  put(b, "vllm:kv_cache_usage_perc", {{"instance", "n1:8000"}}, flat(1.7));
+  put(b, "vllm:num_requests_waiting", {{"instance", "n1:8001"}}, flat(-3));
+  put(b, "vllm:num_requests_waiting", {{"instance", "n1:8002"}}, flat(3));
+  SignalSet set = b.build();
+  ASSERT_EQ(set.hosts.size(), 1u);
+  ASSERT_EQ(set.hosts[0].engines.size(), 3u);
+  EXPECT_EQ(set.hosts[0].engines[0].invalid, "kv_cache_usage 1.7 (above 1)");
+  EXPECT_EQ(set.hosts[0].engines[1].invalid, "requests_waiting -3 (negative)");
+  EXPECT_EQ(set.hosts[0].engines[2].invalid, "");
+}
+
+// Prometheus' Kubernetes discovery: the engine's instance is its pod's IP,
+// not the GPU's node; its pod finds the node whose GPU serves that pod.
+TEST(ServingMapping, AnEngineUnderItsPodsAddressJoinsTheNodeOfItsPodsGpu) {
+  SignalSetBuilder b;
+  for (const char* node : {"n1", "n2"}) {
+    put(b, "DCGM_FI_DEV_GPU_UTIL", {{"gpu", "0"}, {"UUID", std::string("GPU-") + node}, {"Hostname", node},
+                                    {"namespace", "ml"}, {"pod", std::string("chat-") + node}}, flat(95));
+  }
+  put(b, "vllm:num_requests_waiting", {{"instance", "10.1.2.3:8000"}, {"namespace", "ml"}, {"pod", "chat-n2"}}, flat(7));
+  SignalSet set = b.build();
+  ASSERT_EQ(set.hosts.size(), 2u);
+  EXPECT_TRUE(set.hosts[0].engines.empty());
+  ASSERT_EQ(set.hosts[1].name, "n2");
+  ASSERT_EQ(set.hosts[1].engines.size(), 1u);
+  EXPECT_EQ(set.hosts[1].engines[0].joined_by, "pod");
+  EXPECT_EQ(set.hosts[1].engines[0].gpus, std::vector<std::string>{"0"});
+  EXPECT_DOUBLE_EQ(set.hosts[1].engines[0].sig(HostSig::kRequestsWaiting).back().v, 7);
+}
+
 }  // namespace
 }  // namespace gpulens::diagnose

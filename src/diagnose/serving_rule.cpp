@@ -86,15 +86,39 @@ double last_known(const Aligned& v, const std::vector<int8_t>& holds) {
 
 }  // namespace
 
-std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& c, const Aligned& util, const Aligned& busy,
-                                                std::vector<NotAssessed>& not_assessed) {
-  const HostSignals& h = c.host;
+std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& c, const EngineSignals& h, const Aligned& util,
+                                                const Aligned& busy, std::vector<NotAssessed>& not_assessed) {
   auto has = [&](HostSig s) { return !h.sig(s).empty(); };
-  auto A = [&](HostSig s) { return c.align(h.sig(s)); };
+  // An engine's own series, aligned to the GPU's timeline, but only where
+  // its latest sample is less than one of its own steps old: a page that
+  // stops answering stops its findings at the next point (docs/serving.md).
+  auto fresh = [&](const Series& s) {
+    Aligned v = c.align(s);
+    const int64_t step = std::max<int64_t>(median_step_ms(s), 1);
+    size_t j = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      while (j + 1 < s.size() && s[j + 1].t_ms <= c.t[i]) ++j;
+      if (s.empty() || s[j].t_ms > c.t[i] || c.t[i] - s[j].t_ms >= step) v[i] = std::nan("");
+    }
+    return v;
+  };
+  auto A = [&](HostSig s) { return fresh(h.sig(s)); };
   const bool engine = has(HostSig::kKvCacheUsage) || has(HostSig::kRequestsWaiting) || has(HostSig::kTtftP99) ||
                       has(HostSig::kPreemptionRate);
   if (!engine) return {};
+  if (!h.invalid.empty()) {
+    not_assessed.push_back({"kv_cache_pressure", "engine " + h.describe() + " said " + h.invalid});
+    not_assessed.push_back({"overload", "engine " + h.describe() + " said " + h.invalid});
+    return {};
+  }
   const size_t n = c.t.size();
+  // Which engine, on which GPUs, joined how: the first evidence says so.
+  std::string who = "engine " + h.describe();
+  if (!h.gpus.empty()) {
+    who += " on GPU" + std::string(h.gpus.size() > 1 ? "s " : " ");
+    for (size_t i = 0; i < h.gpus.size(); ++i) who += (i ? "," : "") + h.gpus[i];
+    who += h.joined_by == "only engine" ? " (the host's only engine)" : " (joined by " + h.joined_by + ")";
+  }
   const Thresholds& th = c.th;
   // The latency the engine's users see: p99 end to end, else the mean
   // (Triton), and the time to first token; degraded when either is.
@@ -131,7 +155,7 @@ std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& c, const Align
       const bool squeezed = preempt[i] > 0 || waiting[i] >= 1;
       pressure.holds[i] = kv[i] >= kKvCacheFull && squeezed && degraded[i] == 1;
     }
-    pressure.evidence.push_back({"kv_cache_usage", kv, kKvCacheFull});
+    pressure.evidence.push_back({"kv_cache_usage", kv, kKvCacheFull, who});
     if (has(HostSig::kPreemptionRate)) pressure.evidence.push_back({"preemption_rate", preempt, 0});
     if (has(HostSig::kRequestsWaiting)) pressure.evidence.push_back({"requests_waiting", waiting, 1});
     add_latency(pressure);
@@ -170,24 +194,43 @@ std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& c, const Align
       const bool at_cap = !known(running[i]) || (peak > 0 && running[i] >= kBatchAtPeak * peak);
       over.holds[i] = growing && kv_fine && useful && at_cap && degraded[i] == 1;
     }
-    over.evidence.push_back({"requests_waiting", waiting, 1});
+    over.evidence.push_back({"requests_waiting", waiting, 1, who});
     if (has(HostSig::kRequestsRunning)) over.evidence.push_back({"requests_running", running, kBatchAtPeak * peak});
     if (has(HostSig::kKvCacheUsage)) over.evidence.push_back({"kv_cache_usage", kv, kKvCacheFull});
     over.evidence.push_back({"gpu_util", util, th.busy_util});
     add_latency(over);
     // How fast the queue grows while the cause holds: what the replicas lack.
-    std::string growth;
+    std::string growth, replicas;
     const double q_now = last_known(queue, over.holds), q_before = last_known(before, over.holds);
     if (known(q_now) && known(q_before)) {
       char b[96];
       std::snprintf(b, sizeof b, " (the queue grew by %.0f requests a minute at a batch of %.0f)", q_now - q_before,
                     peak);
       growth = b;
+      // Replicas the arrivals need: arrivals (served + the queue's growth)
+      // over what one replica serves, rounded up.
+      const Aligned served = fresh(h.completions);
+      double sum = 0;
+      size_t cnt = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (over.holds[i] == 1 && known(served[i])) {
+          sum += served[i];
+          ++cnt;
+        }
+      }
+      const double per_replica = cnt ? sum / static_cast<double>(cnt) : std::nan("");
+      const double arrivals = per_replica + std::max(0.0, q_now - q_before) / 60.0;
+      if (known(per_replica) && per_replica > 0) {
+        const double need = std::max(2.0, std::ceil(arrivals / per_replica - 1e-9));
+        std::snprintf(b, sizeof b, " The measured arrivals, %.3g requests/s against %.3g served by this one, need %.0f",
+                      arrivals, per_replica, need);
+        replicas = std::string(b) + " replicas of it (" + std::to_string(static_cast<int>(need) - 1) + " more).";
+      }
     }
     over.action = "More requests arrive than the engine can serve" + growth +
                   ": its batch is at its peak, its KV cache is not the limit and the GPU is busy with useful work. "
                   "This is the cause whose fix is more GPUs: add replicas (or raise the batch cap only if "
-                  "latency allows), until the queue stops growing.";
+                  "latency allows), until the queue stops growing." + replicas;
   }
   return {std::move(pressure), std::move(over)};
 }

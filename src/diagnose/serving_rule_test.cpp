@@ -77,7 +77,26 @@ HostSignals overloaded() {
   return h;
 }
 
+// The host's serving signals as its one engine, on all its GPUs (what the
+// mapping builds for a node with one engine).
+EngineSignals only_engine(const HostSignals& h) {
+  EngineSignals e{.kind = "vllm", .endpoint = "http://n1:8000/metrics"};
+  for (HostSig s : {HostSig::kLatencyP99, HostSig::kLatencyMean, HostSig::kRequestsRunning, HostSig::kRequestsWaiting,
+                    HostSig::kKvCacheUsage, HostSig::kPreemptionRate, HostSig::kTtftP99}) {
+    e.sig(s) = h.sig(s);
+  }
+  for (const GpuSignals& g : h.gpus) e.gpus.push_back(g.index);
+  e.joined_by = "only engine";
+  return e;
+}
+
 Report run(HostSignals h) {
+  if (h.engines.empty()) {
+    EngineSignals e = only_engine(h);
+    bool any = false;
+    for (const Series& s : e.sigs) any |= !s.empty();
+    if (any) h.engines.push_back(std::move(e));
+  }
   SignalSet set;
   set.hosts.push_back(std::move(h));
   set.from_ms = 0;
@@ -230,6 +249,108 @@ TEST(ServingRules, KernelLaunchIsNotChosenWhereAnEngineCauseExplainsTheLatency) 
   const Report r2 = run(std::move(plain));
   EXPECT_NE(find(r2, "kernel_launch"), nullptr) << report_text(r2, false);
   EXPECT_TRUE(not_assessed(r2, "kv_cache_pressure"));
+}
+
+// Two engines on one node, each on its own GPU: each judged on its own
+// series, its finding on its own GPU, the healthy one's GPU clean.
+TEST(ServingRules, EachEngineIsJudgedAloneOnItsOwnGpus) {
+  HostSignals h = healthy_engine();
+  GpuSignals g1 = busy_gpu();
+  g1.index = "1";
+  h.gpus.push_back(g1);
+  EngineSignals healthy = only_engine(healthy_engine());
+  healthy.gpus = {"0"};
+  healthy.joined_by = "pid";
+  healthy.pid = "5000";
+  EngineSignals full = only_engine(kv_full());
+  full.endpoint = "http://n1:8001/metrics";
+  full.gpus = {"1"};
+  full.joined_by = "pid";
+  full.pid = "5001";
+  h.engines = {healthy, full};
+  const Report r = run(std::move(h));
+  ASSERT_EQ(r.hosts[0].gpus.size(), 2u);
+  EXPECT_TRUE(r.hosts[0].gpus[0].findings.empty()) << report_text(r, false);
+  ASSERT_FALSE(r.hosts[0].gpus[1].findings.empty()) << report_text(r, false);
+  const Finding& f = r.hosts[0].gpus[1].findings.front();
+  EXPECT_EQ(f.cause, "kv_cache_pressure");
+  EXPECT_EQ(f.evidence.front().detail,
+            "engine vllm at http://n1:8001/metrics pid 5001 on GPU 1 (joined by pid)");
+}
+
+TEST(ServingRules, AnUnjoinedEngineIsNotJudgedAndSaysSo) {
+  HostSignals h = kv_full();
+  EngineSignals a = only_engine(kv_full()), b = only_engine(healthy_engine());
+  a.gpus.clear();
+  a.joined_by.clear();
+  b.gpus.clear();
+  b.joined_by.clear();
+  b.endpoint = "http://n1:8001/metrics";
+  h.engines = {a, b};
+  const Report r = run(std::move(h));
+  EXPECT_EQ(find(r, "kv_cache_pressure"), nullptr) << report_text(r, false);
+  bool said = false;
+  for (const auto& n : r.hosts[0].gpus[0].not_assessed) {
+    said |= n.cause == "kv_cache_pressure" &&
+            n.reason.find("engine vllm at http://n1:8000/metrics is joined to no GPU") != std::string::npos;
+  }
+  EXPECT_TRUE(said) << report_text(r, false);
+}
+
+TEST(ServingRules, AnEngineWithValuesNoEngineCanMeanIsNotJudged) {
+  HostSignals h = kv_full();
+  EngineSignals e = only_engine(h);
+  e.invalid = "kv_cache_usage 1.7 (above 1)";
+  h.engines = {e};
+  const Report r = run(std::move(h));
+  EXPECT_EQ(find(r, "kv_cache_pressure"), nullptr) << report_text(r, false);
+  bool said = false;
+  for (const auto& n : r.hosts[0].gpus[0].not_assessed) {
+    said |= n.cause == "kv_cache_pressure" && n.reason.find("said kv_cache_usage 1.7 (above 1)") != std::string::npos;
+  }
+  EXPECT_TRUE(said) << report_text(r, false);
+}
+
+TEST(ServingRules, OverloadSaysHowManyReplicasTheArrivalsNeed) {
+  HostSignals h = overloaded();
+  // The queue grows by 3 requests a point (12 a minute) while the engine
+  // serves 0.1 requests a second: arrivals 0.1 + 0.2 = 0.3/s, 3 replicas.
+  EngineSignals e = only_engine(h);
+  e.completions = flat(0.1);
+  h.engines = {e};
+  const Report r = run(std::move(h));
+  const Finding* f = find(r, "overload");
+  ASSERT_NE(f, nullptr) << report_text(r, false);
+  EXPECT_NE(f->action.find("The measured arrivals, 0.3 requests/s against 0.1 served by this one, need 3 replicas of "
+                           "it (2 more)."),
+            std::string::npos)
+      << f->action;
+  // Serving 1 a second, the same growth needs 2.
+  HostSignals h2 = overloaded();
+  EngineSignals e2 = only_engine(h2);
+  e2.completions = flat(1);
+  h2.engines = {e2};
+  const Report r2 = run(std::move(h2));
+  ASSERT_NE(find(r2, "overload"), nullptr);
+  EXPECT_NE(find(r2, "overload")->action.find("need 2 replicas of it (1 more)."), std::string::npos)
+      << find(r2, "overload")->action;
+}
+
+// An engine whose page stopped answering: its series end there, and its
+// finding no longer holds at the next point.
+TEST(ServingRules, AnEngineThatStopsAnsweringStopsItsFindingsAtTheNextPoint) {
+  HostSignals h = kv_full();
+  EngineSignals e = only_engine(h);
+  for (Series& s : e.sigs) {
+    if (!s.empty()) s.pop_back();  // the last scrape failed: no point there
+  }
+  h.engines = {e};
+  const Report r = run(std::move(h));
+  const Finding* f = find(r, "kv_cache_pressure");
+  ASSERT_NE(f, nullptr) << report_text(r, false);
+  EXPECT_FALSE(f->ongoing) << report_text(r, false);
+  const Report full = run(kv_full());
+  EXPECT_TRUE(find(full, "kv_cache_pressure")->ongoing);
 }
 
 TEST(ServingRules, NoEngineNoWordAboutEngines) {

@@ -100,4 +100,13 @@ std::optional<std::vector<int>> parse_cpu_list(std::string_view text) {
   return out;
 }
 
+std::string EngineSignals::describe() const {
+  std::string out = kind;
+  if (!endpoint.empty()) out += " at " + endpoint;
+  if (!model.empty()) out += " (" + model + ")";
+  if (!pid.empty()) out += " pid " + pid;
+  if (!pod.empty()) out += " pod " + pod;
+  return out;
+}
+
 }  // namespace gpulens::diagnose

@@ -182,8 +182,36 @@ struct LinkSignals {
   Series util;               // ratio: max(rx, tx) / speed
 };
 
+// One serving engine (docs/serving.md), judged on its own series: its kind
+// (vllm, sglang, tgi, triton; "engine" when the series do not say), where
+// it answers, and the GPUs it runs on. Only the serving signals of `sigs`
+// are set (HostSig::kLatencyP99 .. kQueueTimeP99, the engine's own).
+struct EngineSignals {
+  std::string kind;
+  std::string endpoint;  // its scrape target (label endpoint, else instance); "" unknown
+  std::string model;     // label model_name where the series carry it
+  std::string pid;       // its process, where its series say (label pid)
+  std::string pod;       // "namespace/pod", where its series say
+  // GPU indexes it runs on, joined by its pid on a GPU's process list, else
+  // by a pod it shares with GPUs, else as the only engine of its host (which
+  // owns all the host's GPUs); empty: unjoined. `joined_by` says which:
+  // "pid", "pod", "only engine", "".
+  std::vector<std::string> gpus;
+  std::string joined_by;
+  // Why its numbers are not judged ("" when they are): a value no engine
+  // can mean (a KV-cache usage above 1, a negative count).
+  std::string invalid;
+  std::array<Series, kHostSigCount> sigs;
+  Series completions;  // requests completed per second (its latency histogram's count)
+  Series& sig(HostSig s) { return sigs[static_cast<size_t>(s)]; }
+  const Series& sig(HostSig s) const { return sigs[static_cast<size_t>(s)]; }
+  // "vllm at http://10.0.0.7:8000/metrics (pid 5001)"
+  std::string describe() const;
+};
+
 struct HostSignals {
   std::string name;
+  std::vector<EngineSignals> engines;  // by (kind, endpoint)
   std::vector<LinkSignals> links;  // by device
   std::vector<GpuSignals> gpus;  // ordered by index
   std::vector<ProcessPlacement> processes;  // ordered by (pid, gpu)

@@ -120,8 +120,10 @@ Status read_current(std::string_view json, TopModel& m) {
   }
   simdjson::dom::object node;
   if (!doc["node"]["fields"].get_object().get(node)) {
+    m.node.clear();
     for (auto kv : node) {
       const std::string_view key = kv.key;
+      if (double v = 0; !kv.value.get_double().get(v)) m.node.emplace(std::string(key), v);
       if (!key.starts_with("host_gpu_process_affinity_info{")) continue;
       TopProcess& p = process_of(m, label(key, "pid"), label(key, "gpu"));
       p.cpus = label(key, "cpus");

@@ -8,8 +8,10 @@
 #include <cstdio>
 
 #include "diagnose/report_format.h"
+#include "top/service_lines.h"
 #include "util/duration.h"
 #include "util/terminal_text.h"
+#include "util/text_fit.h"
 
 namespace gpulens::top {
 namespace {
@@ -466,6 +468,22 @@ Screen render(const TopModel& m, const ViewOptions& o) {
   if (m.gpus.empty()) {
     Line l(o.width, o.colour);
     body.push_back(l.add("  no GPUs: the sources report none", kDim).str());
+  }
+  if (const auto lines = service_lines(m.node, m.gpus.size()); !lines.empty()) {
+    body.emplace_back();
+    Line title(o.width, o.colour);
+    body.push_back(title.add("SERVING", kBold).str());
+    // Wrapped between words (never a value without its name), like the
+    // lines under snapshot's table.
+    for (const std::string& text : lines) {
+      const std::string wrapped = fit_lines("  " + terminal_safe(text) + "\n", o.width);
+      for (size_t at = 0; at < wrapped.size();) {
+        const size_t nl = wrapped.find('\n', at);
+        const size_t end = nl == std::string::npos ? wrapped.size() : nl;
+        body.push_back(wrapped.substr(at, end - at));
+        at = end + 1;
+      }
+    }
   }
   body.emplace_back();
   finding_lines(m, o, body);

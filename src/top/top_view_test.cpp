@@ -6,6 +6,7 @@
 
 #include "top/top_model.h"
 #include "top/top_view.h"
+#include "top/service_lines.h"
 
 namespace gpulens::top {
 namespace {
@@ -259,6 +260,32 @@ TEST(TopModel, HistoryQueryAsksForAboutAsManyPointsAsCells) {
             "/api/v1/history?series=gpu_sm_active_ratio,gpu_utilization_ratio,gpu_mem_bandwidth_util_ratio,"
             "gpu_pcie_rx_bandwidth_util_ratio,gpu_pcie_tx_bandwidth_util_ratio,gpu_temperature_celsius"
             "&range=300s&step=10s");
+}
+
+// The service line: each engine its own, on the GPUs its pid runs on.
+TEST(ServiceLines, OneLinePerEngineOnItsGpus) {
+  std::map<std::string, double, std::less<>> node = {
+      {"host_gpu_process_affinity_info{pid=\"5001\",gpu=\"4\",cpus=\"48-95\",numa_nodes=\"1\"}", 1},
+      {"host_gpu_process_affinity_info{pid=\"5001\",gpu=\"5\",cpus=\"48-95\",numa_nodes=\"1\"}", 1},
+      {"serving_kv_cache_usage_ratio{engine=\"vllm\",endpoint=\"http://a:8001/metrics\",pid=\"5001\"}", 0.99},
+      {"serving_requests_waiting{engine=\"vllm\",endpoint=\"http://a:8001/metrics\",pid=\"5001\"}", 31},
+      {"serving_requests_running{engine=\"vllm\",endpoint=\"http://a:8001/metrics\",pid=\"5001\"}", 40},
+      {"serving_request_latency_seconds{engine=\"vllm\",endpoint=\"http://a:8001/metrics\",pid=\"5001\",le=\"10.0\"}", 0},
+      {"serving_request_latency_seconds{engine=\"vllm\",endpoint=\"http://a:8001/metrics\",pid=\"5001\",le=\"20.0\"}", 100},
+      {"serving_request_latency_seconds{engine=\"vllm\",endpoint=\"http://a:8001/metrics\",pid=\"5001\",le=\"+Inf\"}", 100},
+      {"serving_requests_waiting{engine=\"sglang\",endpoint=\"http://a:30000/metrics\"}", 2},
+  };
+  EXPECT_EQ(service_lines(node, 8),
+            (std::vector<std::string>{
+                "sglang at http://a:30000/metrics on GPUs not known: KV cache -, 2 waiting, - running, p99 -, TTFT p99 -",
+                "vllm at http://a:8001/metrics on GPUs 4,5: KV cache 99%, 31 waiting, 40 running, p99 19.9 s, TTFT p99 -"}));
+  node.erase("serving_requests_waiting{engine=\"sglang\",endpoint=\"http://a:30000/metrics\"}");
+  for (auto it = node.begin(); it != node.end();) {
+    it = it->first.starts_with("host_gpu") ? node.erase(it) : std::next(it);
+  }
+  ASSERT_EQ(service_lines(node, 8).size(), 1u);
+  EXPECT_NE(service_lines(node, 8)[0].find(" on all 8 GPUs: "), std::string::npos);
+  EXPECT_TRUE(service_lines({}, 8).empty());
 }
 
 }  // namespace

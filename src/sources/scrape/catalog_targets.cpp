@@ -3,6 +3,10 @@
 #include "sources/scrape/catalog_targets.h"
 
 #include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "diagnose/openmetrics_parser.h"
 
 #include "model/series.h"
 
@@ -264,6 +268,89 @@ std::string_view exporter_name(Exporter e) {
     case Exporter::kUnknown: break;
   }
   return "unknown";
+}
+
+}  // namespace gpulens::scrape
+
+namespace gpulens::scrape {
+
+std::string check_serving_value(FieldId f, double v) {
+  const auto& row = field(f);
+  if (row.layer != Layer::kServing) return "";
+  char b[160];
+  if (!std::isfinite(v)) {
+    std::snprintf(b, sizeof b, "%s is %g, not a number an engine can mean", std::string(row.name).c_str(), v);
+    return b;
+  }
+  if (v < 0) {
+    std::snprintf(b, sizeof b, "%s is %g, negative", std::string(row.name).c_str(), v);
+    return b;
+  }
+  if (f == FieldId::kServingKvCacheUsage && v > 1) {
+    std::snprintf(b, sizeof b, "%s is %g, above 1 (a ratio)", std::string(row.name).c_str(), v);
+    return b;
+  }
+  if (v > 1e12) {
+    std::snprintf(b, sizeof b, "%s is %g, beyond any engine's count", std::string(row.name).c_str(), v);
+    return b;
+  }
+  return "";
+}
+
+namespace {
+
+class PageSink final : public diagnose::MetricSink {
+ public:
+  PageSink(std::string_view endpoint, std::string_view pid) : endpoint_(endpoint), pid_(pid) {}
+  int64_t on_series(std::string_view name, diagnose::LabelSpan labels) override {
+    std::vector<CatalogTarget> t = catalog_targets(name, labels);
+    if (t.empty()) return -1;
+    for (CatalogTarget& x : t) {
+      if (field(x.field).layer != Layer::kServing) continue;
+      std::string extra = with_endpoint(x.extra, endpoint_);
+      if (const size_t e = extra.find("endpoint=\""); !pid_.empty() && e != std::string::npos) {
+        extra.insert(extra.find('"', e + 10) + 1, "," + label("pid", pid_));  // the simulator's endpoints hold no quote
+      }
+      x.extra = std::move(extra);
+    }
+    series_.push_back(std::move(t));
+    return static_cast<int64_t>(series_.size() - 1);
+  }
+  void on_sample(int64_t handle, int64_t, double v) override {
+    for (const CatalogTarget& t : series_[static_cast<size_t>(handle)]) {
+      const double x = v * t.scale * (t.percent_or_ratio && v > 1 ? 0.01 : 1.0);
+      if (error_.empty()) {
+        if (std::string why = check_serving_value(t.field, x); !why.empty()) error_ = why;
+      }
+      if (std::isnan(x)) continue;
+      auto [it, fresh] = values_.try_emplace({t.field, t.extra}, x);
+      if (fresh) continue;
+      if (t.combine == Combine::kSum) it->second += x;
+      if (t.combine == Combine::kMax) it->second = std::max(it->second, x);
+    }
+  }
+  std::string error_;
+  std::map<std::pair<FieldId, std::string>, double> values_;
+
+ private:
+  std::string_view endpoint_, pid_;
+  std::vector<std::vector<CatalogTarget>> series_;
+};
+
+}  // namespace
+
+Result<std::vector<PageValue>> map_page(std::string_view page, std::string_view endpoint, std::string_view pid) {
+  PageSink sink(endpoint, pid);
+  diagnose::OpenMetricsParser parser(std::string(endpoint), sink);
+  parser.start_scrape(0);
+  Status s = parser.feed(page);
+  if (s) s = parser.finish();
+  if (!s) return s;
+  if (!sink.error_.empty()) return invalid_argument(std::string(endpoint) + ": " + sink.error_);
+  std::vector<PageValue> out;
+  out.reserve(sink.values_.size());
+  for (auto& [key, v] : sink.values_) out.push_back({key.first, key.second, v});
+  return out;
 }
 
 }  // namespace gpulens::scrape

@@ -39,6 +39,7 @@
 
 #include "diagnose/mapping.h"
 #include "model/catalog.h"
+#include "util/status.h"
 
 namespace gpulens::scrape {
 
@@ -70,6 +71,29 @@ std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::Labe
 //   with_endpoint("engine=\"vllm\",le=\"0.1\"", "http://h:8000/metrics")
 //   == "engine=\"vllm\",endpoint=\"http://h:8000/metrics\",le=\"0.1\""
 std::string with_endpoint(std::string_view extra, std::string_view endpoint);
+
+// "" when `value` (in the catalog's unit) is one a serving engine can say
+// for `field`, else what is wrong with it: not a number, negative, a
+// KV-cache usage above 1, a request count or counter beyond 1e12. An engine
+// page with such a value is not read at all (docs/serving.md, "Bad pages"):
+// the scrape marks its target down with this reason, so its engine is not
+// judged on numbers it cannot mean.
+//   check_serving_value(FieldId::kServingKvCacheUsage, 1.7)
+//   == "serving_kv_cache_usage_ratio is 1.7, above 1 (a ratio)"
+std::string check_serving_value(FieldId field, double value);
+
+// One page an exporter answered, read as the scrape source reads it: each
+// series through catalog_targets(), a serving engine's with `endpoint` (and
+// `pid` where known, after the endpoint), series of one catalog series
+// combined by their Combine rule, units converted. The simulator publishes
+// its engines' pages through this. An error names the line that does not
+// parse or the serving value check_serving_value() refuses.
+struct PageValue {
+  FieldId field;
+  std::string extra;
+  double value;
+};
+Result<std::vector<PageValue>> map_page(std::string_view page, std::string_view endpoint, std::string_view pid = {});
 
 // Who exposes a family, recognised by its name.
 enum class Exporter : uint8_t { kUnknown, kDcgmExporter, kNodeExporter, kVllm, kSglang, kTgi, kTriton, kGpulens };

@@ -167,7 +167,10 @@ class TargetSink final : public diagnose::MetricSink {
     mig_pods_.clear();
     exporters_.clear();
     mapped_series_ = 0;
+    bad_serving_.clear();
   }
+  // The first serving value of this scrape no engine can mean ("" none).
+  const std::string& bad_serving() const { return bad_serving_; }
 
   int64_t on_series(std::string_view name, LabelSpan labels) override {
     const Exporter exporter = scrape::recognise(name);
@@ -243,8 +246,15 @@ class TargetSink final : public diagnose::MetricSink {
   }
 
   void on_sample(int64_t handle, int64_t, double v) override {
-    if (std::isnan(v)) return;  // no value: absent
     Handle& h = handles_[static_cast<size_t>(handle)];
+    // A serving engine's value no engine can mean (NaN, negative, a KV-cache
+    // usage above 1): the whole page is refused (docs/serving.md, "Bad pages").
+    for (const Out& o : h.outs) {
+      if (!bad_serving_.empty() || field(o.field).layer != Layer::kServing) continue;
+      const double x = v * o.scale * (o.percent_or_ratio && v > 1 ? 0.01 : 1.0);
+      if (std::string why = scrape::check_serving_value(o.field, x); !why.empty()) bad_serving_ = why;
+    }
+    if (std::isnan(v)) return;  // no value: absent
     if (!h.dropped.empty()) {
       drop(h.dropped, h.dropped_message);
       return;
@@ -503,6 +513,7 @@ class TargetSink final : public diagnose::MetricSink {
   std::map<std::string, uint64_t> dropped_;
   std::string drop_message_;
   uint64_t dropped_round_ = 0;
+  std::string bad_serving_;
 };
 
 // One target: its thread, client, parser and latest result.
@@ -602,6 +613,9 @@ class Target {
     parser_->start_scrape(t0);
     Status s = parser_->feed(r->body);
     if (s) s = parser_->finish();
+    if (s && !sink_->bad_serving().empty()) {
+      s = invalid_argument(sink_->bad_serving() + ": the engine's page is not read, its engine not judged");
+    }
     if (!s && parser_->stats().series >= parser_limit_) {
       // Series churn past the bound: start afresh next time (the counts of
       // dropped series carry over).

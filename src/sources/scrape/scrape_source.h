@@ -14,7 +14,8 @@
 // returns an error naming the targets that are down while the others'
 // values are still served. A target that answers garbage is down with the
 // parser's reason ("http://h:9400/metrics:3: expected a metric name"),
-// logged once per change.
+// logged once per change; so is a serving engine's page with a value no
+// engine can mean (catalog_targets.h, check_serving_value()), refused whole.
 //
 // GPUs: a scraped GPU series (dcgm-exporter's UUID label, or gpu_uuid) joins
 // the registry's GPU with that UUID (the nvml source's). When no other

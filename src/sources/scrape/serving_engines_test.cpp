@@ -5,6 +5,7 @@
 // are stand-ins in the engines' real shapes (tests/data/serving).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -131,6 +132,71 @@ TEST(ServingScrape, EveryEngineOnTheNodeIsKeptApartAndRanksAreNotMultiplied) {
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, "sum," + tgi), 320);
   // Nothing node-wide without an engine.
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, ""), -1);
+}
+
+// The one page-reading function the simulator's engines go through: the
+// same names, labels and combining as a scrape.
+TEST(ServingPage, APageMapsAsAScrapeDoesWithEndpointAndPid) {
+  auto values = scrape::map_page(page("vllm-v1.prom"), "http://127.0.0.1:8000/metrics", "5000");
+  ASSERT_TRUE(values.ok()) << values.status().message();
+  auto find = [&](FieldId f, const std::string& extra) {
+    for (const auto& v : *values) {
+      if (v.field == f && v.extra == extra) return v.value;
+    }
+    return -1.0;
+  };
+  const std::string l = "engine=\"vllm\",endpoint=\"http://127.0.0.1:8000/metrics\",pid=\"5000\"";
+  EXPECT_DOUBLE_EQ(find(FieldId::kServingKvCacheUsage, l), 0.999);
+  EXPECT_DOUBLE_EQ(find(FieldId::kServingRequestsWaiting, l), 117);
+  EXPECT_DOUBLE_EQ(find(FieldId::kServingPreemptions, l), 53366);
+  EXPECT_DOUBLE_EQ(find(FieldId::kServingTimeToFirstToken, l + ",le=\"7680.0\""), 200);
+  EXPECT_DOUBLE_EQ(find(FieldId::kServingTimeToFirstToken, "count," + l), 200);
+}
+
+TEST(ServingPage, ValuesNoEngineCanMeanRefuseThePage) {
+  EXPECT_EQ(scrape::check_serving_value(FieldId::kServingKvCacheUsage, 0.999), "");
+  EXPECT_EQ(scrape::check_serving_value(FieldId::kServingKvCacheUsage, 1.7),
+            "serving_kv_cache_usage_ratio is 1.7, above 1 (a ratio)");
+  EXPECT_EQ(scrape::check_serving_value(FieldId::kServingRequestsWaiting, -3), "serving_requests_waiting is -3, negative");
+  EXPECT_NE(scrape::check_serving_value(FieldId::kServingRequestsWaiting, std::nan("")), "");
+  EXPECT_NE(scrape::check_serving_value(FieldId::kServingPreemptions, 1e13), "");
+  EXPECT_EQ(scrape::check_serving_value(FieldId::kGpuUtilization, -1), "") << "not a serving field";
+  auto bad = scrape::map_page("vllm:kv_cache_usage_perc{engine=\"0\"} 1.7\n", "http://h:8000/metrics");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "http://h:8000/metrics: serving_kv_cache_usage_ratio is 1.7, above 1 (a ratio)");
+}
+
+// A page with a value no engine can mean: its target is down with the
+// reason, its engine's series absent; the good engine beside it is read.
+TEST(ServingScrape, APageWithAnAbsurdValueIsDownAndItsEngineAbsent) {
+  PageServer srv({{"/good", page("vllm-v1.prom")},
+                  {"/nan", "vllm:num_requests_waiting{engine=\"0\"} NaN\nvllm:num_requests_running{engine=\"0\"} 3\n"},
+                  {"/neg", "vllm:num_requests_waiting{engine=\"0\"} -4\n"}});
+  SeriesRegistry reg;
+  LiveStore live;
+  SourceOptions o;
+  o.scrape.targets = {srv.url("/good"), srv.url("/nan"), srv.url("/neg")};
+  o.scrape.interval_ms = 100;
+  o.scrape.timeout_ms = 300;
+  o.scrape.max_bytes = 64 << 10;
+  auto src = make_scrape_source(o);
+  ASSERT_TRUE(src->open(reg).is_ok());
+  const int idx = live.add_source("scrape", false, true);
+  Frame f(reg);
+  f.clear(1000);
+  const Status s = src->sample(f);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find(srv.url("/nan") + ": serving_requests_waiting is nan"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(srv.url("/neg") + ": serving_requests_waiting is -4, negative: the engine's page is not read"),
+            std::string::npos)
+      << s.message();
+  live.publish(idx, f);
+  auto engine = [&](const std::string& path) { return "engine=\"vllm\",endpoint=\"" + srv.url(path) + "\""; };
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsWaiting, engine("/good")), 117);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, engine("/nan")), -1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsWaiting, engine("/neg")), -1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kAgentSourceUp, "source=\"scrape\",target=\"" + srv.url("/neg") + "\""), 0);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kAgentSourceUp, "source=\"scrape\",target=\"" + srv.url("/good") + "\""), 1);
 }
 
 }  // namespace

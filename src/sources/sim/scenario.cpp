@@ -20,8 +20,8 @@ using yaml::ParseError;
 using yaml::Reader;
 
 
-Workload read_workload(const Reader& r, const YAML::Node& n, const std::string& path) {
-  Workload w;
+Workload read_workload(const Reader& r, const YAML::Node& n, const std::string& path, const Workload& base = {}) {
+  Workload w = base;
   auto ratio = [&](double& dst, const char* key) {
     return [&r, &dst, key, path](const YAML::Node& v) { dst = r.ratio(v, path + "." + key); };
   };
@@ -56,7 +56,13 @@ Workload read_workload(const Reader& r, const YAML::Node& n, const std::string& 
          {"rps", rate(w.rps, "rps")},
          {"p50_ms", rate(w.p50_ms, "p50_ms")},
          {"p99_ms", rate(w.p99_ms, "p99_ms")},
-         {"queue", rate(w.queue, "queue")}});
+         {"queue", rate(w.queue, "queue")},
+         {"kv_usage", ratio(w.kv_usage, "kv_usage")},
+         {"preemptions", rate(w.preemptions, "preemptions")},
+         {"queue_growth", rate(w.queue_growth, "queue_growth")},
+         {"batch", rate(w.batch, "batch")},
+         {"ttft_ms", rate(w.ttft_ms, "ttft_ms")},
+         {"ttft_p99_ms", rate(w.ttft_p99_ms, "ttft_p99_ms")}});
   if (w.kind == "idle") {
     w.duty = w.sm_efficiency = w.tensor = w.dram = w.fp32 = w.fp16 = w.fp64 = 0;
     w.h2d_gbps = w.d2h_gbps = w.nvlink_gbps = w.net_gbps = 0;
@@ -70,7 +76,8 @@ Scenario read_scenario(const YAML::Node& root, const std::string& origin) {
   Scenario s;
   s.source_path = origin;
   std::string model = "h100-sxm";
-  YAML::Node model_node, links_node, job_node;
+  YAML::Node model_node, links_node, job_node, engines_node;
+  bool has_engines = false;
   bool model_given = false;
   Workload defaults;
   r.map(root, "scenario",
@@ -127,6 +134,10 @@ Scenario read_scenario(const YAML::Node& root, const std::string& origin) {
             if (s.job.gpus.empty()) r.fail(v, "job: needs gpus");
           }},
          {"defaults", [&](const YAML::Node& v) { defaults = read_workload(r, v, "defaults"); }},
+         {"engines", [&](const YAML::Node& v) {
+            engines_node = v;
+            has_engines = true;
+          }},
          {"phases",
           [&](const YAML::Node& v) {
             if (!v.IsSequence() || v.size() == 0) r.fail(v, "phases: expected a non-empty list");
@@ -189,6 +200,54 @@ Scenario read_scenario(const YAML::Node& root, const std::string& origin) {
                            std::to_string(s.numa_nodes()) + " (the first half of the GPUs on 0, the rest on 1)");
     }
   }
+  if (has_engines) {
+    // After the phases: an engine's per-phase overrides start from them.
+    const YAML::Node& v = engines_node;
+    if (!v.IsSequence() || v.size() == 0) r.fail(v, "engines: expected a non-empty list");
+    if (v.size() > 8) r.fail(v, "engines: at most 8");
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string path = "engines[" + std::to_string(i) + "]";
+      Engine e;
+      YAML::Node phases;
+      r.map(v[i], path,
+            {{"kind", [&](const YAML::Node& x) { e.kind = r.choice(x, path + ".kind", {"vllm"}); }},
+             {"model", [&](const YAML::Node& x) { e.model = r.text(x, path + ".model"); }},
+             {"port", [&](const YAML::Node& x) { e.port = r.integer(x, path + ".port", 1, 65535); }},
+             {"gpus", [&](const YAML::Node& x) {
+                if (!x.IsSequence() || x.size() == 0) r.fail(x, path + ".gpus: expected a non-empty list of indices");
+                for (const auto& g : x) {
+                  const int gi = r.integer(g, path + ".gpus[]", 0, 63);
+                  if (gi >= s.gpus) r.fail(g, path + ".gpus names gpu " + std::to_string(gi) + " beyond the node's " + std::to_string(s.gpus));
+                  e.gpus.push_back(gi);
+                }
+              }},
+             {"phases", [&](const YAML::Node& x) {
+                if (!x.IsMap()) r.fail(x, path + ".phases: expected a map of phase name to workload");
+                phases = x;
+              }}});
+      for (const Phase& p : s.phases) e.by_phase.push_back(p.workload);
+      for (auto it = phases.begin(); phases && it != phases.end(); ++it) {
+        const std::string name = it->first.as<std::string>();
+        const std::string at = path + ".phases." + name;
+        bool found = false;
+        for (size_t k = 0; k < s.phases.size(); ++k) {
+          if (s.phases[k].name != name) continue;
+          e.by_phase[k] = read_workload(r, it->second, at, s.phases[k].workload);
+          found = true;
+        }
+        if (!found) r.fail(it->first, at + ": no phase of that name");
+      }
+      for (const Engine& o : s.engines) {
+        if (o.port == e.port) r.fail(v[i], path + ": port " + std::to_string(e.port) + " is another engine's");
+        for (int g : o.gpus.empty() ? std::vector<int>{0} : o.gpus) {
+          if (e.gpus.empty() || o.gpus.empty() || std::find(e.gpus.begin(), e.gpus.end(), g) != e.gpus.end()) {
+            r.fail(v[i], path + ": shares a GPU with another engine (one engine per GPU)");
+          }
+        }
+      }
+      s.engines.push_back(std::move(e));
+    }
+  }
   for (int g : s.expect_gpus) {
     if (g >= s.gpus) throw ParseError{origin + ": expect.gpus names gpu " + std::to_string(g) + " beyond the node's " + std::to_string(s.gpus)};
   }
@@ -201,6 +260,12 @@ int64_t Scenario::total_ms() const {
   int64_t t = 0;
   for (const auto& p : phases) t += p.duration_ms;
   return t;
+}
+
+size_t Scenario::phase_index(int64_t elapsed_ms) const {
+  int64_t into = 0;
+  const Phase& p = phase_at(elapsed_ms, &into);
+  return static_cast<size_t>(&p - phases.data());
 }
 
 const Phase& Scenario::phase_at(int64_t elapsed_ms, int64_t* into_ms) const {

@@ -44,6 +44,11 @@ struct Workload {
   double disk_busy = 0.05, disk_read_mbps = 150;
   // Serving (kind: inference): requests per second, latency quantiles.
   double rps = 0, p50_ms = 0, p99_ms = 0, queue = 0;
+  // An engine's saturation (scenario engines only, docs/serving.md): its
+  // KV-cache usage (< 0: from the batch), preemptions per second, how fast
+  // the queue grows (requests a minute, from the phase's start), the running
+  // batch (< 0: rps x p50), time to first token p50/p99 (0: p50/p99 / 5).
+  double kv_usage = -1, preemptions = 0, queue_growth = 0, batch = -1, ttft_ms = 0, ttft_p99_ms = 0;
 };
 
 struct Phase {
@@ -78,6 +83,19 @@ struct Job {
   int world_size = 0;           // 0: the job's GPUs on this node
 };
 
+// A serving engine the scenario runs on some of its GPUs: it publishes its
+// own /metrics page in the engine's names (vLLM V1), which the simulator
+// reads through the scrape source's mapping (scrape::map_page), as a
+// scraped engine's page is read. Its process (pid 5000 + its index) is the
+// one process on its GPUs; its series carry that pid.
+struct Engine {
+  std::string kind = "vllm";
+  std::string model = "meta-llama/Llama-3.1-8B-Instruct";
+  int port = 8000;
+  std::vector<int> gpus;           // empty: all
+  std::vector<Workload> by_phase;  // the serving workload per phase (the phase's, with the engine's overrides)
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -98,8 +116,11 @@ struct Scenario {
   bool repeat = false;             // loop the phases (else hold the last)
   std::vector<Phase> phases;
   std::vector<Fault> faults;
+  std::vector<Engine> engines;     // none: node-wide serving series from the workload (kind inference)
 
   int64_t total_ms() const;
+  // Which phase (index) is in force `elapsed_ms` after the start.
+  size_t phase_index(int64_t elapsed_ms) const;
   int numa_nodes() const { return gpus >= 2 ? 2 : 1; }
   int numa_node_of(int gpu) const { return gpus >= 2 && gpu >= gpus / 2 ? 1 : 0; }
   // The phase in force `elapsed_ms` after the start, and how far into it.

@@ -103,5 +103,32 @@ TEST(Scenario, PhaseTimeline) {
   EXPECT_EQ(s->phase_at(3 * 60'000 + 10'000, &into).name, "a");
 }
 
+TEST(Scenario, EnginesTakeThePhaseWorkloadWithTheirOwnChanges) {
+  auto s = load_scenario("two-engines", kDir);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->engines.size(), 2u);
+  EXPECT_EQ(s->engines[0].gpus, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(s->engines[1].port, 8001);
+  ASSERT_EQ(s->engines[1].by_phase.size(), 2u);
+  EXPECT_DOUBLE_EQ(s->engines[1].by_phase[0].kv_usage, 0.55);  // the phase's
+  EXPECT_DOUBLE_EQ(s->engines[1].by_phase[1].kv_usage, 0.99);  // its own change
+  EXPECT_DOUBLE_EQ(s->engines[1].by_phase[1].duty, 0.93);      // the rest the phase's
+  EXPECT_EQ(s->phase_index(7 * 60'000), 1u);
+
+  const std::string base = "name: x\nphases: [{name: a, duration: 1m}]\n";
+  auto bad = parse_scenario(base + "engines: [{port: 8000, phases: {b: {kv_usage: 0.9}}}]\n", "e.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("engines[0].phases.b: no phase of that name"), std::string::npos)
+      << bad.status().message();
+  bad = parse_scenario(base + "engines: [{gpus: [0]}, {gpus: [0], port: 8001}]\n", "e.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("shares a GPU with another engine"), std::string::npos);
+  bad = parse_scenario(base + "engines: [{kind: tgi}]\n", "e.yaml");
+  ASSERT_FALSE(bad.ok());
+  bad = parse_scenario(base + "engines: [{gpus: [9]}]\n", "e.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("beyond the node's 8"), std::string::npos) << bad.status().message();
+}
+
 }  // namespace
 }  // namespace gpulens::sim

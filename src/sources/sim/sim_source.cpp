@@ -14,6 +14,7 @@
 #include "model/xid.h"
 #include "model/xid_ledger.h"
 #include "push/push_store.h"
+#include "sources/scrape/catalog_targets.h"
 
 namespace gpulens {
 namespace {
@@ -64,6 +65,19 @@ struct NodeState {
   std::vector<double> ib_rx, ib_tx;
   std::vector<double> buckets;  // cumulative counts per latency bucket
   double lat_sum = 0, lat_count = 0;
+};
+
+// vLLM V1's own bucket bounds (seconds) of its e2e and time-to-first-token histograms.
+constexpr double kE2eBounds[] = {0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0,
+                                 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+constexpr double kTtftBounds[] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
+                                  1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0, 7680.0};
+
+// One simulated engine's counters (its page's cumulative values).
+struct EngineState {
+  double e2e[std::size(kE2eBounds)] = {}, e2e_count = 0, e2e_sum = 0;
+  double ttft[std::size(kTtftBounds)] = {}, ttft_count = 0, ttft_sum = 0;
+  double preemptions = 0, prompt_tokens = 0, generation_tokens = 0, requests = 0;
 };
 
 constexpr const char* kCpuModes[8] = {"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"};
@@ -144,7 +158,19 @@ class SimSource final : public Source {
     }
     double node_duty = 0;
     for (int g = 0; g < s_.gpus; ++g) node_duty += sample_gpu(f, g, w, elapsed, second, dt, lost_gpu);
-    sample_node(f, w, node_duty / s_.gpus, second, dt, lost_gpu >= 0 || lost_gpu == kNoGpuLost);
+    const bool stalled = lost_gpu >= 0 || lost_gpu == kNoGpuLost;
+    sample_node(f, w, node_duty / s_.gpus, second, dt, stalled);
+    // The engines' pages go through the scrape source's mapping, as a
+    // scraped engine's page does (labels engine and endpoint; pid, which
+    // the simulator knows as the engine's process).
+    const size_t phase_no = s_.phase_index(elapsed);
+    for (size_t e = 0; e < s_.engines.size(); ++e) {
+      const std::string page = engine_page(e, s_.engines[e].by_phase[phase_no], into, second, dt, stalled);
+      const std::string endpoint = "http://127.0.0.1:" + std::to_string(s_.engines[e].port) + "/metrics";
+      auto values = scrape::map_page(page, endpoint, std::to_string(5000 + e));
+      if (!values) return internal_error("simulated engine page refused: " + values.status().message());
+      for (const auto& v : *values) f.set_node(v.field, v.extra, v.value);
+    }
     // The simulated processes' allocator values go through the push
     // receiver's parser and GPU join, as a real process's pushes do.
     for (int g = 0; g < s_.gpus; ++g) {
@@ -182,9 +208,99 @@ class SimSource final : public Source {
 
   // The pid of the process using GPU `g`: the scenario job's, else one per GPU.
   int pid_of(int g) const {
+    if (const int e = engine_of(g); e >= 0) return 5000 + e;  // the engine's one process on its GPUs
     const auto& job = s_.job;
     if (std::find(job.gpus.begin(), job.gpus.end(), g) == job.gpus.end()) return 3000 + g;
     return 4000 + (job.one_process ? job.gpus.front() : g);
+  }
+
+  // The engine (index) that runs on GPU `g`, -1 none.
+  int engine_of(int g) const {
+    for (size_t e = 0; e < s_.engines.size(); ++e) {
+      const auto& gpus = s_.engines[e].gpus;
+      if (gpus.empty() || std::find(gpus.begin(), gpus.end(), g) != gpus.end()) return static_cast<int>(e);
+    }
+    return -1;
+  }
+
+  // Engine `e`'s /metrics page at this tick, in vLLM V1's names and shape
+  // (engine="0" and model_name labels, _created gauges, no final newline).
+  std::string engine_page(size_t e, const Workload& w, int64_t into_ms, int64_t second, double dt, bool stalled) {
+    const sim::Engine& eng = s_.engines[e];
+    EngineState& st = engines_[e];
+    auto n = [&](int channel) { return noise(seed_, -2 - static_cast<int>(e), channel, second); };
+    const bool serving = !stalled && w.rps > 0;
+    const double requests = serving ? w.rps * dt : 0;
+    auto observe = [&](double p50_ms, double p99_ms, const auto& bounds, double* cum, double& count, double& sum) {
+      if (!(p50_ms > 0) || !(p99_ms > 0)) return;
+      const double mu = std::log(p50_ms / 1000.0);
+      const double sigma = std::max(1e-3, std::log(p99_ms / p50_ms) / 2.326);
+      for (size_t b = 0; b < std::size(bounds); ++b) cum[b] += requests * phi((std::log(bounds[b]) - mu) / sigma);
+      count += requests;
+      sum += requests * std::exp(mu + sigma * sigma / 2);
+    };
+    observe(w.p50_ms, w.p99_ms, kE2eBounds, st.e2e, st.e2e_count, st.e2e_sum);
+    const double ttft50 = w.ttft_ms > 0 ? w.ttft_ms : w.p50_ms / 5, ttft99 = w.ttft_p99_ms > 0 ? w.ttft_p99_ms : w.p99_ms / 5;
+    observe(ttft50, std::max(ttft50, ttft99), kTtftBounds, st.ttft, st.ttft_count, st.ttft_sum);
+    st.preemptions += serving ? w.preemptions * dt : 0;
+    st.prompt_tokens += requests * 480;
+    st.generation_tokens += requests * 220;
+    const double batch = w.batch >= 0 ? w.batch : std::round(w.rps * w.p50_ms / 1000.0);
+    const double running = serving ? std::max(0.0, std::round(batch * (1 + 0.02 * n(1)))) : 0;
+    const double waiting =
+        serving ? std::max(0.0, std::round((w.queue + w.queue_growth * static_cast<double>(into_ms) / 60'000.0) *
+                                           (1 + 0.05 * n(2))))
+                : 0;
+    const double kv = w.kv_usage >= 0 ? std::min(1.0, w.kv_usage + 0.003 * n(3))
+                                      : clamp01(0.25 + 0.4 * std::min(1.0, batch / 256) + 0.02 * n(3));
+    const std::string l = "engine=\"0\",model_name=\"" + eng.model + "\"";
+    std::string p;
+    char b[256];
+    auto family = [&](const char* name, const char* type, const char* help) {
+      p += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    };
+    auto value = [&](const std::string& name, const std::string& labels, double v) {
+      std::snprintf(b, sizeof b, "%.17g", v);
+      p += name + "{" + labels + "} " + b + "\n";
+    };
+    auto counter = [&](const char* name, const char* help, double v) {
+      family((std::string(name) + "_total").c_str(), "counter", help);
+      value(std::string(name) + "_total", l, std::floor(v));
+      family((std::string(name) + "_created").c_str(), "gauge", help);
+      value(std::string(name) + "_created", l, static_cast<double>(start_ms_) / 1000.0);
+    };
+    auto histogram = [&](const char* name, const char* help, const auto& bounds, const double* cum, double count,
+                         double sum) {
+      family(name, "histogram", help);
+      for (size_t i = 0; i < std::size(bounds); ++i) {
+        std::snprintf(b, sizeof b, "%g", bounds[i]);  // as Python prints a float: 0.25, 1.0, 7680.0
+        std::string le = b;
+        if (le.find('.') == std::string::npos) le += ".0";
+        value(std::string(name) + "_bucket", "engine=\"0\",le=\"" + le + "\",model_name=\"" + eng.model + "\"",
+              std::floor(cum[i]));
+      }
+      value(std::string(name) + "_bucket", "engine=\"0\",le=\"+Inf\",model_name=\"" + eng.model + "\"",
+            std::floor(count));
+      value(std::string(name) + "_count", l, std::floor(count));
+      value(std::string(name) + "_sum", l, sum);
+      family((std::string(name) + "_created").c_str(), "gauge", help);
+      value(std::string(name) + "_created", l, static_cast<double>(start_ms_) / 1000.0);
+    };
+    family("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.");
+    value("vllm:num_requests_running", l, running);
+    family("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.");
+    value("vllm:num_requests_waiting", l, waiting);
+    family("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.");
+    value("vllm:kv_cache_usage_perc", l, kv);
+    counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.", st.preemptions);
+    counter("vllm:prompt_tokens", "Number of prefill tokens processed.", st.prompt_tokens);
+    counter("vllm:generation_tokens", "Number of generation tokens processed.", st.generation_tokens);
+    histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", kTtftBounds,
+              st.ttft, st.ttft_count, st.ttft_sum);
+    histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", kE2eBounds, st.e2e,
+              st.e2e_count, st.e2e_sum);
+    p.pop_back();  // as vLLM's own pages: no final newline
+    return p;
   }
 
   // The process using GPU `g` and where it may run: the scenario's job, or
@@ -470,7 +586,7 @@ class SimSource final : public Source {
       f.set_node(FieldId::kHostInfinibandRate, port, s_.ib_gbps * 1e9 / 8);
     }
 
-    if (w.kind == "inference" && w.rps > 0) {
+    if (w.kind == "inference" && w.rps > 0 && s_.engines.empty()) {
       // Log-normal latency with the scenario's p50 and p99.
       const double mu = std::log(w.p50_ms / 1000.0);
       const double sigma = std::max(1e-3, std::log(w.p99_ms / w.p50_ms) / 2.326);
@@ -520,6 +636,7 @@ class SimSource final : public Source {
   std::vector<GpuState> gpus_;
   std::vector<std::string> uuids_;
   NodeState node_;
+  std::vector<EngineState> engines_ = std::vector<EngineState>(8);  // per scenario engine (at most 8)
   push::PushStore push_;                        // the simulated processes' pushes
   std::shared_ptr<XidLedger> ledger_;
   std::string kernel_log_;                      // where XIDs are also written as kernel-log lines ("" off)

@@ -12,6 +12,11 @@
 // NVIDIA driver writes it to the kernel log ("NVRM: Xid (PCI:…): 79, …"), so
 // that the kmsg source reading the same file counts it once, with its text.
 //
+// A scenario's serving engines (Scenario::engines) each write their own
+// /metrics page in vLLM V1's names every frame; the page goes through
+// scrape::map_page(), the scrape source's mapping, as a scraped engine's
+// would, its series labelled engine, endpoint and pid.
+//
 // Time: the scenario starts at the first frame's time; `speed` scales how
 // fast it runs against the frame clock.
 //

@@ -1,0 +1,94 @@
+// The service line of each serving engine.
+#include "top/service_lines.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <set>
+#include <string_view>
+
+#include "diagnose/mapping.h"
+
+namespace gpulens::top {
+namespace {
+
+// The value of label `name` in a "metric{a=\"x\",b=\"y\"}" key, "" when absent.
+std::string label_in(std::string_view key, std::string_view name) {
+  const std::string want = std::string(name) + "=\"";
+  for (size_t at = key.find(want); at != std::string_view::npos; at = key.find(want, at + 1)) {
+    if (at > 0 && key[at - 1] != '{' && key[at - 1] != ',') continue;
+    const size_t from = at + want.size();
+    const size_t to = key.find('"', from);
+    return to == std::string_view::npos ? "" : std::string(key.substr(from, to - from));
+  }
+  return "";
+}
+
+std::string num(const char* f, double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+}  // namespace
+
+std::vector<std::string> service_lines(const std::map<std::string, double, std::less<>>& node_fields,
+                                       size_t gpu_count) {
+  struct Engine {
+    std::string kind, pid;
+    double kv = -1, waiting = -1, running = -1;
+    std::map<double, double> e2e, ttft;  // le -> cumulative count
+  };
+  std::map<std::string, Engine> engines;      // by endpoint
+  std::map<std::string, std::set<int>> gpus;  // pid -> GPUs
+  for (const auto& [name, v] : node_fields) {
+    const std::string_view key = name;
+    if (key.starts_with("host_gpu_process_affinity_info{")) {
+      const std::string gpu = label_in(key, "gpu");
+      if (!gpu.empty() && gpu.size() < 4 && gpu.find_first_not_of("0123456789") == std::string::npos) {
+        gpus[label_in(key, "pid")].insert(std::atoi(gpu.c_str()));
+      }
+      continue;
+    }
+    if (!key.starts_with("serving_")) continue;
+    const std::string endpoint = label_in(key, "endpoint");
+    if (endpoint.empty()) continue;
+    Engine& e = engines[endpoint];
+    e.kind = label_in(key, "engine");
+    if (e.pid.empty()) e.pid = label_in(key, "pid");
+    const std::string le = label_in(key, "le");
+    const double bound =
+        le == "+Inf" ? std::numeric_limits<double>::infinity() : le.empty() ? -1 : std::atof(le.c_str());
+    if (key.starts_with("serving_kv_cache_usage_ratio{")) e.kv = v;
+    if (key.starts_with("serving_requests_waiting{")) e.waiting = v;
+    if (key.starts_with("serving_requests_running{")) e.running = v;
+    if (bound >= 0 && key.starts_with("serving_request_latency_seconds{")) e.e2e[bound] = v;
+    if (bound >= 0 && key.starts_with("serving_time_to_first_token_seconds{")) e.ttft[bound] = v;
+  }
+  auto p99 = [](const std::map<double, double>& h) -> std::string {
+    const std::vector<std::pair<double, double>> b(h.begin(), h.end());
+    const double q = diagnose::histogram_quantile(0.99, b);
+    if (std::isnan(q)) return "-";
+    return q < 1 ? num("%.0f ms", q * 1000) : num("%.3g s", q);
+  };
+  std::vector<std::string> out;
+  for (const auto& [endpoint, e] : engines) {
+    std::string where;
+    if (auto it = gpus.find(e.pid); !e.pid.empty() && it != gpus.end()) {
+      for (int g : it->second) where += (where.empty() ? "" : ",") + std::to_string(g);
+      where = " on GPU" + std::string(it->second.size() > 1 ? "s " : " ") + where;
+    } else if (engines.size() == 1 && gpu_count > 0) {
+      where = " on all " + std::to_string(gpu_count) + " GPUs";
+    } else {
+      where = " on GPUs not known";
+    }
+    out.push_back(e.kind + " at " + endpoint + where + ": KV cache " + (e.kv >= 0 ? num("%.0f%%", e.kv * 100) : "-") +
+                  ", " + (e.waiting >= 0 ? num("%.0f", e.waiting) : "-") + " waiting, " +
+                  (e.running >= 0 ? num("%.0f", e.running) : "-") + " running, p99 " + p99(e.e2e) + ", TTFT p99 " +
+                  p99(e.ttft));
+  }
+  return out;
+}
+
+}  // namespace gpulens::top

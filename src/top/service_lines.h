@@ -1,0 +1,28 @@
+// One line per serving engine (docs/serving.md, "The service line"), from
+// the node's series as the agent's JSON API gives them ("name{labels}" ->
+// value): what `gpulens snapshot` and `gpulens top` show under the GPUs.
+//
+//   service_lines(fields, 8)
+//   == {"vllm at http://127.0.0.1:8001/metrics on GPUs 4,5,6,7: KV cache 99%, 31 waiting, 40 running, "
+//       "p99 21.4 s, TTFT p99 16.3 s"}
+//
+// An engine is the series of one `endpoint` label; its GPUs are those where
+// its pid runs (host_gpu_process_affinity_info), else all `gpu_count` when
+// it is the only engine, else "GPUs not known"; its quantiles come from its
+// histograms' counts so far ("-" before any request ended).
+//
+// Thread-safety: pure function.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpulens::top {
+
+std::vector<std::string> service_lines(const std::map<std::string, double, std::less<>>& node_fields,
+                                       size_t gpu_count);
+
+}  // namespace gpulens::top
