@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "analyze/trace/analysis.h"
-#include "analyze/trace/reader.h"
+#include "analyze/trace/files.h"
 #include "analyze/trace/report.h"
 #include "cli/command.h"
 #include "cli/profile_stacks.h"
@@ -125,8 +124,8 @@ int run_profile(int argc, char** argv) {
     std::cout << (format == "json" ? stacks_json(*a, capture_json) : stacks_text(*a));
     return kExitOk;
   }
-  // torch: the trace goes through `gpulens trace`'s reader (from a file:
-  // --out, or a private temporary one).
+  // torch: the trace goes through `gpulens trace`'s path, analyse_files()
+  // (from a file: --out, or a private temporary one).
   std::string path = out_path;
   std::string tmpdir;
   if (path.empty()) {
@@ -137,17 +136,22 @@ int run_profile(int argc, char** argv) {
     path = tmpdir + "/trace.json.gz";
     std::ofstream f(path, std::ios::binary);
     f << result->body;
-    if (!f.flush()) return fail("cannot write " + path);
+    if (!f.flush()) {
+      ::unlink(path.c_str());
+      ::rmdir(tmpdir.c_str());
+      return fail("cannot write " + path);
+    }
   }
-  auto t = trace::read_trace_file(path, {});
+  auto analysed = trace::analyse_files({path}, {}, {}, false);
   if (!tmpdir.empty()) {
     ::unlink(path.c_str());
     ::rmdir(tmpdir.c_str());
   }
-  if (!t) return fail(t.status().message());
-  std::vector<trace::Trace> traces;
-  traces.push_back(std::move(t).value());
-  trace::JobReport job = trace::analyse_job(traces, {});
+  if (!analysed) return fail(analysed.status().message());
+  trace::JobReport job = std::move(analysed).value();
+  if (!tmpdir.empty()) {  // the temporary file is gone: name the capture instead
+    for (auto& r : job.ranks) r.path = "capture " + id + " (pid " + std::to_string(pid) + ")";
+  }
   if (format == "json") {
     std::cout << "{\"capture\":" << capture_json << ",\"trace\":" << trimmed(trace::to_json(job)) << "}\n";
   } else {

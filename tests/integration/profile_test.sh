@@ -52,7 +52,12 @@ cmp -s <(/usr/bin/python3 -c 'import json,sys; print(json.dumps(json.load(open(s
 sleep 0.5
 "$GPULENS" profile --url "$url" --token-file "$STACK/token" --pid "$prog" --duration 2s --kind torch \
   --out "$STACK/one_op.json.gz" >"$STACK/torch.out" || stack_fail "torch profile of one_op failed"
-grep -q "verdict:" "$STACK/torch.out" || stack_fail "torch: no trace analysis: $(cat "$STACK/torch.out")"
+grep -q "verdict: cpu-only - no GPU timeline in the trace" "$STACK/torch.out" ||
+  stack_fail "torch: no honest CPU-only analysis: $(cat "$STACK/torch.out")"
+grep -q "GPU span" "$STACK/torch.out" && stack_fail "torch: GPU numbers for a CPU-only trace: $(cat "$STACK/torch.out")"
+# The first of the top CPU ops (by self time) is the matmul.
+grep -A2 "top CPU ops by self time" "$STACK/torch.out" >"$STACK/torch.top"
+[[ $(sed -n 3p "$STACK/torch.top") == *" aten::mm" ]] || stack_fail "torch: top CPU op: $(cat "$STACK/torch.out")"
 /usr/bin/python3 - "$STACK/one_op.json.gz" <<'PY' || stack_fail "torch: aten::mm is not the longest operator"
 import collections, gzip, json, sys
 t = json.loads(gzip.decompress(open(sys.argv[1], "rb").read()))
