@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -12,8 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "analyze/trace/analysis.h"
-#include "analyze/trace/reader.h"
+#include "analyze/trace/files.h"
 #include "analyze/trace/report.h"
 #include "cli/command.h"
 #include "cli/profile_stacks.h"
@@ -45,6 +45,25 @@ std::string trimmed(std::string s) {
   return s;
 }
 
+// "window: 5 optimizer steps in 1.234 s" or, when the time limit came
+// first, "window: the 10s time limit, after 3 of 5 optimizer steps".
+std::string window_line(const std::string& capture_json, uint64_t steps, const std::string& duration) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  double seconds = -1;
+  int64_t done = -1;
+  if (parser.parse(capture_json).get(doc) == simdjson::SUCCESS) {
+    if (doc["window_s"].get_double().get(seconds) != simdjson::SUCCESS) seconds = -1;
+    if (doc["steps_done"].get_int64().get(done) != simdjson::SUCCESS) done = -1;
+  }
+  if (done < 0) return "window: the client did not count optimizer steps\n";
+  char s[32] = "";
+  if (seconds >= 0) std::snprintf(s, sizeof s, " in %.3f s", seconds);
+  if (static_cast<uint64_t>(done) >= steps) return "window: " + std::to_string(done) + " optimizer steps" + s + "\n";
+  return "window: the " + duration + " time limit, after " + std::to_string(done) + " of " + std::to_string(steps) +
+         " optimizer steps" + (done == 0 ? " (no torch.optim step ran)" : "") + "\n";
+}
+
 }  // namespace
 
 int run_profile(int argc, char** argv) {
@@ -52,11 +71,16 @@ int run_profile(int argc, char** argv) {
                "trace), through the agent it pushes to, and print the analysis.",
                "gpulens profile"};
   std::string url, duration = "10s", kind = "stacks", format = "text", out_path, token_file;
-  int64_t pid = 0;
-  uint64_t max_bytes = 16 << 20;
+  int64_t pid = 0, gpu = -1;
+  uint64_t max_bytes = 16 << 20, steps = 0;
   app.add_option("--url", url, "the agent (serve --push) the process's client pushes to")->required();
-  app.add_option("--pid", pid, "the process to capture in")->required();
-  app.add_option("--duration", duration, "the capture window")->capture_default_str();
+  auto* pid_opt = app.add_option("--pid", pid, "the process to capture in");
+  auto* gpu_opt = app.add_option("--gpu", gpu,
+                                 "or: the GPU (index) whose one process running gpulens_client the agent knows of");
+  pid_opt->excludes(gpu_opt);
+  app.add_option("--duration", duration, "the capture window (with --steps: its time limit)")->capture_default_str();
+  app.add_option("--steps", steps,
+                 "end the window after this many optimizer steps (torch.optim), or at --duration if sooner");
   app.add_option("--kind", kind, "stacks (sampled Python stacks) or torch (torch.profiler trace)")
       ->check(CLI::IsMember({"stacks", "torch"}))->capture_default_str();
   app.add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
@@ -64,6 +88,14 @@ int run_profile(int argc, char** argv) {
   app.add_option("--max-bytes", max_bytes, "largest result the client may send")->capture_default_str();
   app.add_option("--token-file", token_file, "the push token (push.token_file), when the agent has one");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+  if (pid_opt->count() == 0 && gpu_opt->count() == 0) {
+    std::cerr << "gpulens profile: give --pid PID or --gpu N\n";
+    return kExitUsage;
+  }
+  if (gpu_opt->count() && gpu < 0) {
+    std::cerr << "gpulens profile: --gpu must be a GPU index (0, 1, ...)\n";
+    return kExitUsage;
+  }
   auto ms = parse_duration_ms(duration);
   if (!ms) return fail("--duration: " + ms.status().message());
   if (*ms <= 0) return fail("--duration must be positive");
@@ -77,22 +109,32 @@ int run_profile(int argc, char** argv) {
   if (Status s = check_http_client_options(ho, "--token-file"); !s) return fail(s.message());
   HttpClient http(ho);
 
-  std::string body = "{\"pid\":" + std::to_string(pid) + ",\"kind\":\"" + kind + "\",\"duration_s\":";
+  std::string body = (gpu >= 0 ? "{\"gpu\":" + std::to_string(gpu) : "{\"pid\":" + std::to_string(pid)) +
+                     ",\"kind\":\"" + kind + "\",\"duration_s\":";
   append_json_number(body, static_cast<double>(*ms) / 1000.0);
-  body += ",\"max_bytes\":" + std::to_string(max_bytes) + "}";
+  body += ",\"max_bytes\":" + std::to_string(max_bytes);
+  if (steps > 0) body += ",\"steps\":" + std::to_string(steps);
+  body += "}";
   auto made = http.post(url + "/api/v1/profile", body, {{"Content-Type", "application/json"}});
   if (!made) return fail(made.status().message());
   if (made->status != 201) return fail("the agent answered HTTP " + std::to_string(made->status) + ": " + trimmed(made->body));
   std::string id;
   {
     simdjson::dom::parser parser;
+    simdjson::dom::element doc;
     std::string_view s;
-    if (parser.parse(made->body)["id"].get_string().get(s) != simdjson::SUCCESS) {
+    if (parser.parse(made->body).get(doc) != simdjson::SUCCESS || doc["id"].get_string().get(s) != simdjson::SUCCESS) {
       return fail("the agent's answer has no id: " + trimmed(made->body));
     }
     id = std::string(s);
+    int64_t chosen = 0;
+    if (doc["pid"].get_int64().get(chosen) == simdjson::SUCCESS) pid = chosen;  // the agent's pick for --gpu
   }
-  if (::isatty(2)) std::cerr << "capture " << id << ": " << kind << " in pid " << pid << " for " << duration << "\n";
+  if (::isatty(2) || gpu >= 0) {
+    std::cerr << "capture " << id << ": " << kind << " in pid " << pid
+              << (gpu >= 0 ? " (the client process on GPU " + std::to_string(gpu) + ")" : std::string()) << " for "
+              << duration << "\n";
+  }
 
   // The agent expires a capture nobody took or finished, so this loop ends.
   std::string capture_json;
@@ -114,6 +156,7 @@ int run_profile(int argc, char** argv) {
   if (!result) return fail(result.status().message());
   if (result->status != 200) return fail("the agent answered HTTP " + std::to_string(result->status));
 
+  if (steps > 0 && format == "text") std::cout << window_line(capture_json, steps, duration);
   if (!out_path.empty()) {
     std::ofstream f(out_path, std::ios::binary | std::ios::trunc);
     f << result->body;
@@ -125,8 +168,8 @@ int run_profile(int argc, char** argv) {
     std::cout << (format == "json" ? stacks_json(*a, capture_json) : stacks_text(*a));
     return kExitOk;
   }
-  // torch: the trace goes through `gpulens trace`'s reader (from a file:
-  // --out, or a private temporary one).
+  // torch: the trace goes through `gpulens trace`'s path, analyse_files()
+  // (from a file: --out, or a private temporary one).
   std::string path = out_path;
   std::string tmpdir;
   if (path.empty()) {
@@ -137,17 +180,22 @@ int run_profile(int argc, char** argv) {
     path = tmpdir + "/trace.json.gz";
     std::ofstream f(path, std::ios::binary);
     f << result->body;
-    if (!f.flush()) return fail("cannot write " + path);
+    if (!f.flush()) {
+      ::unlink(path.c_str());
+      ::rmdir(tmpdir.c_str());
+      return fail("cannot write " + path);
+    }
   }
-  auto t = trace::read_trace_file(path, {});
+  auto analysed = trace::analyse_files({path}, {}, {}, false);
   if (!tmpdir.empty()) {
     ::unlink(path.c_str());
     ::rmdir(tmpdir.c_str());
   }
-  if (!t) return fail(t.status().message());
-  std::vector<trace::Trace> traces;
-  traces.push_back(std::move(t).value());
-  trace::JobReport job = trace::analyse_job(traces, {});
+  if (!analysed) return fail(analysed.status().message());
+  trace::JobReport job = std::move(analysed).value();
+  if (!tmpdir.empty()) {  // the temporary file is gone: name the capture instead
+    for (auto& r : job.ranks) r.path = "capture " + id + " (pid " + std::to_string(pid) + ")";
+  }
   if (format == "json") {
     std::cout << "{\"capture\":" << capture_json << ",\"trace\":" << trimmed(trace::to_json(job)) << "}\n";
   } else {

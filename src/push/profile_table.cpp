@@ -53,6 +53,9 @@ std::optional<ProfileError> ProfileTable::request(ProfileRequest r, int64_t now_
                                  std::to_string(static_cast<int>(limits_.max_duration_s))};
   }
   if (r.pid <= 0) return ProfileError{400, "pid must be a positive process id"};
+  if (r.steps > limits_.max_steps) {
+    return ProfileError{400, "steps must be at most " + std::to_string(limits_.max_steps)};
+  }
   if (r.max_bytes == 0 || r.max_bytes > limits_.max_result_bytes) {
     return ProfileError{400, "max_bytes must be between 1 and " + std::to_string(limits_.max_result_bytes)};
   }
@@ -93,6 +96,16 @@ std::optional<ProfileError> ProfileTable::request(ProfileRequest r, int64_t now_
 std::optional<ProfileRequest> ProfileTable::take(int64_t pid, int64_t now_ms) {
   std::lock_guard lock(mu_);
   expire(now_ms);
+  if (!polled_.count(pid) && polled_.size() >= limits_.max_clients) {
+    std::erase_if(polled_, [&](const auto& p) { return now_ms - p.second > limits_.client_ms; });
+    if (polled_.size() >= limits_.max_clients) {
+      auto oldest = polled_.begin();
+      for (auto it = polled_.begin(); it != polled_.end(); ++it)
+        if (it->second < oldest->second) oldest = it;
+      polled_.erase(oldest);
+    }
+  }
+  polled_[pid] = now_ms;
   for (auto& [k, e] : entries_) {
     if (e.state == ProfileState::kPending && e.request.pid == pid) {
       e.state = ProfileState::kRunning;
@@ -103,8 +116,16 @@ std::optional<ProfileRequest> ProfileTable::take(int64_t pid, int64_t now_ms) {
   return std::nullopt;
 }
 
+std::vector<int64_t> ProfileTable::clients(int64_t now_ms) {
+  std::lock_guard lock(mu_);
+  std::vector<int64_t> out;
+  for (const auto& [pid, at] : polled_)
+    if (now_ms - at <= limits_.client_ms) out.push_back(pid);
+  return out;
+}
+
 std::optional<ProfileError> ProfileTable::finish(std::string_view id, bool ok, std::string payload,
-                                                 std::string content_type, int64_t now_ms) {
+                                                 std::string content_type, int64_t now_ms, ProfileWindow window) {
   std::lock_guard lock(mu_);
   expire(now_ms);
   auto it = entries_.find(id);
@@ -124,6 +145,7 @@ std::optional<ProfileError> ProfileTable::finish(std::string_view id, bool ok, s
     e.state = ProfileState::kDone;
     e.result = std::move(payload);
     e.content_type = std::move(content_type);
+    e.window = window;
   } else {
     e.state = ProfileState::kFailed;
     e.error = payload.substr(0, 1024);

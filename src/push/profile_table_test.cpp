@@ -34,6 +34,21 @@ TEST(ProfileTable, RequestTakeFinish) {
   EXPECT_EQ(t.upload_limit(id), 0u);
 }
 
+TEST(ProfileTable, PollsMarkClientsForAWhile) {
+  ProfileLimits l;
+  l.client_ms = 100;
+  l.max_clients = 2;
+  ProfileTable t(l);
+  EXPECT_TRUE(t.clients(0).empty());
+  t.take(9, 0);
+  t.take(3, 50);
+  EXPECT_EQ(t.clients(60), (std::vector<int64_t>{3, 9}));
+  EXPECT_EQ(t.clients(120), (std::vector<int64_t>{3}));  // 9 polled 120 ms ago
+  t.take(9, 130);
+  t.take(5, 140);  // a third pid: the oldest poll (3 at 50) is forgotten
+  EXPECT_EQ(t.clients(140), (std::vector<int64_t>{5, 9}));
+}
+
 TEST(ProfileTable, RefusesBadRequests) {
   ProfileTable t;
   std::string id;
@@ -43,6 +58,11 @@ TEST(ProfileTable, RefusesBadRequests) {
   EXPECT_EQ(t.request(req(0), 0, id)->http, 400);
   EXPECT_EQ(t.request(req(1, "stacks", 1, 0), 0, id)->http, 400);
   EXPECT_EQ(t.request(req(1, "stacks", 1, uint64_t{1} << 40), 0, id)->http, 400);
+  ProfileRequest many = req(1);
+  many.steps = 2'000'000;
+  auto e = t.request(many, 0, id);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->message, "steps must be at most 1000000");
 }
 
 TEST(ProfileTable, OneOpenCapturePerProcess) {

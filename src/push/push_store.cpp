@@ -127,6 +127,36 @@ size_t PushStore::group_count() const {
   return groups_.size();
 }
 
+int PushStore::gpu_count() const {
+  if (!registry_) return 0;
+  std::lock_guard lock(registry_->mutex());
+  return registry_->gpu_count();
+}
+
+std::vector<int64_t> PushStore::pids_on_gpu(int gpu) const {
+  std::vector<int64_t> out;
+  const Directory dir = read_directory(registry_, live_);  // before mu_, as resolve() does
+  for (const auto& [pid, gpus] : dir.processes) {
+    for (const auto& g : gpus) {
+      if (g.first == gpu) {
+        out.push_back(pid);
+        break;
+      }
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [key, g] : groups_) {
+      for (const Entry& e : g.entries) {
+        if (e.gpu == gpu && e.pid > 0) out.push_back(e.pid);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 Status PushStore::resolve(const std::vector<PushedSample>& samples, const Labels& group_labels,
                           std::vector<Entry>& out, std::string& reason) {
   const Directory dir = read_directory(registry_, live_);

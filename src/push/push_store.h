@@ -87,6 +87,13 @@ class PushStore {
   void fill(Frame& frame);
   size_t group_count() const;
 
+  // The pids the agent sees on GPU `gpu` (an index): in the driver's process
+  // list the GPU source publishes, or in pushed series joined to that GPU.
+  // Sorted, each once. Empty for an index the node does not have.
+  std::vector<int64_t> pids_on_gpu(int gpu) const;
+  // How many GPUs the node has (0 before attach()).
+  int gpu_count() const;
+
  private:
   struct Entry {
     std::string name;  // sample name as pushed (POST replaces by name)

@@ -94,6 +94,18 @@ TEST(PushStore, JoinsByPidAloneThroughTheProcessList) {
   EXPECT_EQ(e[R"(gpu_allocator_reserved_bytes{gpu="0",gpu_uuid="GPU-aaaa",gpu_name="NVIDIA H200",pid="999"})"], 1);
 }
 
+TEST(PushStore, PidsOnAGpuFromTheProcessListAndPushes) {
+  Fixture fx;
+  fx.alive(555, true);
+  ASSERT_EQ(fx.put("/metrics/job/gpulens_client/pid/555", "gpu_memory_fragmentation_ratio{gpu_uuid=\"GPU-aaaa\"} 0.1\n")
+                .status,
+            200);
+  EXPECT_EQ(fx.store->gpu_count(), 2);
+  EXPECT_EQ(fx.store->pids_on_gpu(0), (std::vector<int64_t>{555, 777}));   // pushed, listed
+  EXPECT_EQ(fx.store->pids_on_gpu(1), (std::vector<int64_t>{777, 4242}));  // listed only
+  EXPECT_TRUE(fx.store->pids_on_gpu(2).empty());
+}
+
 TEST(PushStore, RefusesWhatNamesNoKnownGpu) {
   Fixture fx;
   auto a = fx.put("/metrics/job/x", "gpu_allocator_reserved_bytes{gpu_uuid=\"GPU-zzzz\"} 1\n");

@@ -1,6 +1,7 @@
 // The on-demand capture routes (docs/profiling.md), on when the push
 // receiver is (serve --push), with its token:
-//   POST /api/v1/profile               {"pid":N,"kind":"stacks|torch","duration_s":10,"max_bytes":N} -> 201 {"id":...}
+//   POST /api/v1/profile               {"pid":N,"kind":"stacks|torch","duration_s":10,"max_bytes":N} -> 201 {"id","pid"}
+//                                      ("gpu":N instead of pid: the one process on that GPU whose client polls)
 //   GET  /api/v1/profile/ID            {"id","pid","kind","state",...}
 //   GET  /api/v1/profile/ID/result     the upload as it came (JSON stacks or a gzip Kineto trace)
 //   GET  /api/v1/profile/next?pid=N    the client's poll: 200 with a request, or 204

@@ -3,7 +3,11 @@
 # CPU PyTorch) against a live agent: `gpulens profile` names the dominant
 # function of a busy loop and the DataLoader wait of a starved one; a process
 # that exits mid-capture, a wrong token, two requests at once and a result
-# larger than the limit each give a clear answer.
+# larger than the limit each give a clear answer. A torch capture of Debian's
+# CPU build (no GPU timeline) prints its top CPU ops; windows counted in
+# optimizer steps end after them; --gpu picks the one client process on a GPU
+# (clients that push for a GPU through the PyTorch stand-in) or names the
+# candidates.
 #
 #   profile_test.sh GPULENS
 #
@@ -52,7 +56,12 @@ cmp -s <(/usr/bin/python3 -c 'import json,sys; print(json.dumps(json.load(open(s
 sleep 0.5
 "$GPULENS" profile --url "$url" --token-file "$STACK/token" --pid "$prog" --duration 2s --kind torch \
   --out "$STACK/one_op.json.gz" >"$STACK/torch.out" || stack_fail "torch profile of one_op failed"
-grep -q "verdict:" "$STACK/torch.out" || stack_fail "torch: no trace analysis: $(cat "$STACK/torch.out")"
+grep -q "verdict: cpu-only - no GPU timeline in the trace" "$STACK/torch.out" ||
+  stack_fail "torch: no honest CPU-only analysis: $(cat "$STACK/torch.out")"
+grep -q "GPU span" "$STACK/torch.out" && stack_fail "torch: GPU numbers for a CPU-only trace: $(cat "$STACK/torch.out")"
+# The first of the top CPU ops (by self time) is the matmul.
+grep -A2 "top CPU ops by self time" "$STACK/torch.out" >"$STACK/torch.top"
+[[ $(sed -n 3p "$STACK/torch.top") == *" aten::mm" ]] || stack_fail "torch: top CPU op: $(cat "$STACK/torch.out")"
 /usr/bin/python3 - "$STACK/one_op.json.gz" <<'PY' || stack_fail "torch: aten::mm is not the longest operator"
 import collections, gzip, json, sys
 t = json.loads(gzip.decompress(open(sys.argv[1], "rb").read()))
@@ -112,4 +121,67 @@ if "$GPULENS" profile --url "$url" --token-file "$STACK/token" --pid "$prog" --d
 fi
 grep -Eq "expired: (the client took the request but sent no result|no client of pid)" "$STACK/exit.err" ||
   stack_fail "exit: $(cat "$STACK/exit.err")"
+
+# 7. Windows counted in optimizer steps (a 60 s limit that is never reached).
+program train 90
+"$GPULENS" profile --url "$url" --token-file "$STACK/token" --pid "$prog" --kind torch --steps 4 --duration 60s \
+  --out "$STACK/train.json.gz" >"$STACK/steps.out" || stack_fail "profile --steps failed"
+[[ $(head -1 "$STACK/steps.out") =~ ^window:\ 4\ optimizer\ steps\ in\ [0-9.]+\ s$ ]] ||
+  stack_fail "steps: $(cat "$STACK/steps.out")"
+/usr/bin/python3 - "$STACK/train.json.gz" <<'PY' || stack_fail "steps: the trace does not hold 4 optimizer steps"
+import gzip, json, sys
+t = json.loads(gzip.decompress(open(sys.argv[1], "rb").read()))
+events = t["traceEvents"] if isinstance(t, dict) else t
+n = sum(1 for e in events if str(e.get("name", "")).startswith("Optimizer.step#"))
+assert n in (3, 4), n  # 3 when the window opened inside a step (its range began before the profiler)
+PY
+"$GPULENS" profile --url "$url" --token-file "$STACK/token" --pid "$prog" --steps 3 --duration 60s --format json \
+  >"$STACK/steps.json" || stack_fail "profile --steps (stacks) failed"
+/usr/bin/python3 - "$STACK/steps.json" <<'PY' || stack_fail "steps (stacks): $(cat "$STACK/steps.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))["capture"]
+assert c["steps"] == 3 and c["steps_done"] == 3 and c["window_s"] < 60, c
+PY
+kill "$prog"
+
+# 8. --gpu: processes that push for a GPU (the PyTorch stand-in names the
+# simulated GPU's UUID), two on GPU 1, one on GPU 2.
+uuids=$(curl -fsS "$url/api/v1/current" | /usr/bin/python3 -c 'import json,sys; g=json.load(sys.stdin)["gpus"]; print(g[1]["uuid"], g[2]["uuid"])')
+read -r uuid1 uuid2 <<<"$uuids"
+fake() {  # gpu-uuid: a process with the client, pushing for that GPU; its pid in $prog
+  printf '{"devices": [{"uuid": "%s", "stats": {"reserved_bytes.all.current": 1048576, "allocated_bytes.all.current": 524288}}]}' \
+    "${1#GPU-}" >"$STACK/fake-$1.json"
+  GPULENS_FAKE_TORCH=$STACK/fake-$1.json PYTHONPATH="$root/clients/python:$root/clients/python/tests/fake_torch" \
+    /usr/bin/python3 -m gpulens_client --url "$url" --interval 0.2 --token-file "$STACK/token" -- \
+    /usr/bin/python3 -c "import time, torch; time.sleep(60)" >"$STACK/fake-$1.log" 2>&1 &
+  prog=$!
+  STACK_PIDS+=("$prog")
+}
+fake "$uuid1"; a=$prog
+fake "$uuid1"; b=$prog
+fake "$uuid2"; c=$prog
+deadline=$((SECONDS + 20))
+until curl -fsS "$url/metrics" >"$STACK/metrics" && grep -q "pid=\"$a\"" "$STACK/metrics" &&
+  grep -q "pid=\"$b\"" "$STACK/metrics" && grep -q "pid=\"$c\"" "$STACK/metrics"; do
+  ((SECONDS < deadline)) || stack_fail "the stand-in processes did not push"
+  sleep 0.3
+done
+"$GPULENS" profile --url "$url" --token-file "$STACK/token" --gpu 2 --duration 1s >"$STACK/gpu2.out" 2>"$STACK/gpu2.err" ||
+  stack_fail "profile --gpu 2: $(cat "$STACK/gpu2.err")"
+grep -q "in pid $c (the client process on GPU 2)" "$STACK/gpu2.err" || stack_fail "gpu 2: $(cat "$STACK/gpu2.err")"
+grep -q "^Python stacks over" "$STACK/gpu2.out" || stack_fail "gpu 2: $(cat "$STACK/gpu2.out")"
+if "$GPULENS" profile --url "$url" --token-file "$STACK/token" --gpu 1 --duration 1s 2>"$STACK/gpu1.err"; then
+  stack_fail "profile --gpu 1 with two client processes succeeded"
+fi
+lo=$((a < b ? a : b)) hi=$((a < b ? b : a))
+grep -q "HTTP 409: .*several processes on GPU 1 run gpulens_client: pids $lo, $hi; choose one with --pid" "$STACK/gpu1.err" ||
+  stack_fail "gpu 1: $(cat "$STACK/gpu1.err")"
+if "$GPULENS" profile --url "$url" --token-file "$STACK/token" --gpu 3 --duration 1s 2>"$STACK/gpu3.err"; then
+  stack_fail "profile --gpu 3 without a client process succeeded"
+fi
+grep -q "HTTP 404: .*no process on GPU 3" "$STACK/gpu3.err" || stack_fail "gpu 3: $(cat "$STACK/gpu3.err")"
+if "$GPULENS" profile --url "$url" --token-file "$STACK/token" --gpu 99 --duration 1s 2>"$STACK/gpu99.err"; then
+  stack_fail "profile --gpu 99 succeeded"
+fi
+grep -q "HTTP 400: .*no GPU 99 on this node (GPUs 0-7)" "$STACK/gpu99.err" || stack_fail "gpu 99: $(cat "$STACK/gpu99.err")"
 echo "PASS"

@@ -10,6 +10,11 @@ raises into the host program; a second request while one runs is refused.
             per thread, the frames with their shares of the samples:
             "self" (the frame was the innermost one) and "total" (it was on
             the stack), plus the hottest whole stacks of the main thread.
+
+A request with "steps": N > 0 ends after N optimizer steps (steps.py counts
+them) or after duration_s, whichever comes first. The upload says what the
+window was: ?window_s=SECONDS, and &steps=N (the steps counted) when the
+request named steps.
 """
 
 import json
@@ -20,7 +25,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import Counter
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 TOP_FRAMES = 40       # frames kept per thread
 TOP_STACKS = 10       # whole stacks kept for the main thread
@@ -34,9 +39,10 @@ def _frame_key(f) -> Tuple[str, str, int]:
 
 
 def sample_stacks(duration_s: float, hz: float = 100.0, stop: Optional[threading.Event] = None,
-                  skip: Tuple[int, ...] = ()) -> Dict[str, Any]:
+                  skip: Tuple[int, ...] = (), until: Optional[Callable[[], bool]] = None) -> Dict[str, Any]:
     """Samples every thread's Python stack (but those in `skip`) for
-    `duration_s` seconds; returns the aggregate (JSON-ready)."""
+    `duration_s` seconds, or until `until()` is true (checked every round);
+    returns the aggregate (JSON-ready)."""
     period = 1.0 / hz
     main_ident = threading.main_thread().ident
     self_counts: Dict[int, Counter] = {}
@@ -49,7 +55,7 @@ def sample_stacks(duration_s: float, hz: float = 100.0, stop: Optional[threading
     next_t = t0
     while True:
         now = time.monotonic()
-        if now >= deadline or (stop is not None and stop.is_set()):
+        if now >= deadline or (stop is not None and stop.is_set()) or (until is not None and until()):
             break
         rounds += 1
         for ident, frame in sys._current_frames().items():
@@ -164,20 +170,41 @@ class Profiler:
             kind = job.get("kind")
             duration = float(job.get("duration_s", 10))
             max_bytes = int(job.get("max_bytes", 16 << 20))
-            if kind == "stacks":
-                result = sample_stacks(duration, stop=self._stop, skip=(threading.get_ident(),))
-                data, ctype = json.dumps(result, separators=(",", ":")).encode(), "application/json"
-            elif kind == "torch":
-                from . import torch_capture
-                data, ctype = torch_capture.capture(duration, self._stop), "application/gzip"
-            else:
+            steps = int(job.get("steps", 0) or 0)
+            if kind not in ("stacks", "torch"):
                 self._error(cid, "unknown kind %r" % kind)
                 return
+            counter = None
+            if steps > 0:
+                from . import steps as steps_module
+                counter = steps_module.StepCounter().install()
+            try:
+                info: Dict[str, float] = {}
+                if kind == "stacks":
+                    reached = threading.Event()
+                    if counter is not None:
+                        counter.arm(steps, reached.set)
+                    result = sample_stacks(duration, stop=self._stop, skip=(threading.get_ident(),),
+                                           until=reached.is_set if counter is not None else None)
+                    if counter is not None:
+                        info["steps"] = steps if reached.is_set() else counter.count
+                    data, ctype = json.dumps(result, separators=(",", ":")).encode(), "application/json"
+                    info["seconds"] = result["duration_s"]
+                else:
+                    from . import torch_capture
+                    data = torch_capture.capture(duration, self._stop, counter=counter, steps=steps, info=info)
+                    ctype = "application/gzip"
+            finally:
+                if counter is not None:
+                    counter.remove()
             if len(data) > max_bytes:
                 self._error(cid, "the result (%d bytes) is larger than max_bytes (%d)" % (len(data), max_bytes))
                 return
-            status, body = self._request("POST", "/api/v1/profile/%s/result" % urllib.parse.quote(cid, safe=""),
-                                         data, ctype)
+            query = "?window_s=%.3f" % info.get("seconds", 0)
+            if "steps" in info:
+                query += "&steps=%d" % info["steps"]
+            status, body = self._request("POST", "/api/v1/profile/%s/result%s" % (urllib.parse.quote(cid, safe=""),
+                                                                                   query), data, ctype)
             if status // 100 == 2:
                 self.captures += 1
             else:

@@ -18,7 +18,8 @@ import shutil
 import sys
 import tempfile
 import threading
-from typing import Any, Callable, List
+import time
+from typing import Any, Callable, Dict, List, Optional
 
 _CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 _keep: List[Any] = []  # callbacks the main thread may still run (a late one must not be freed)
@@ -53,7 +54,13 @@ def in_main_thread(fn: Callable[[], Any], timeout: float) -> Any:
     return box.get("result")
 
 
-def capture(duration_s: float, stop: threading.Event, main_timeout: float = 10.0) -> bytes:
+def capture(duration_s: float, stop: threading.Event, main_timeout: float = 10.0,
+            counter=None, steps: int = 0, info: Optional[Dict[str, float]] = None) -> bytes:
+    """The gzip'd trace of a window of `duration_s` seconds (or until `stop`
+    is set); with an installed steps.StepCounter and `steps` > 0, of
+    `steps` optimizer steps if they come first: the profiler then stops on
+    the main thread right after the last one. `info` receives the window's
+    "seconds" and, with steps, the "steps" counted in it."""
     torch = sys.modules.get("torch")
     if torch is None or not hasattr(torch, "profiler"):
         raise RuntimeError("torch is not imported in this process: a torch capture needs it (try kind stacks)")
@@ -62,11 +69,52 @@ def capture(duration_s: float, stop: threading.Event, main_timeout: float = 10.0
     if torch.cuda.is_available():
         activities.append(prof.ProfilerActivity.CUDA)
     p = prof.profile(activities=activities, record_shapes=False)
-    in_main_thread(p.__enter__, main_timeout)
+    claim = threading.Lock()  # whoever takes it stops the profiler: the last step, or the time limit
+    stopped = threading.Event()
+    errors: List[BaseException] = []
+
+    def stop_after_last_step():  # on the main thread, inside its optimizer.step() call
+        if claim.acquire(blocking=False):
+            try:
+                p.__exit__(None, None, None)
+            except BaseException as e:  # handed to the capture thread
+                errors.append(e)
+            finally:
+                stopped.set()
+
+    base = [0]
+
+    def start():  # on the main thread: the window and the step count start together
+        p.__enter__()
+        if counter is not None and steps > 0:
+            base[0] = counter.count
+            counter.arm(steps, stop_after_last_step)
+
+    in_main_thread(start, main_timeout)
+    t0 = time.monotonic()
     try:
-        stop.wait(duration_s)
+        if counter is not None and steps > 0:
+            deadline = time.monotonic() + duration_s
+            while not stopped.is_set() and not stop.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                stopped.wait(min(left, 0.1))
+        else:
+            stop.wait(duration_s)
     finally:
-        in_main_thread(lambda: p.__exit__(None, None, None), main_timeout)
+        if info is not None:
+            info["seconds"] = time.monotonic() - t0
+        if counter is not None:
+            counter.arm(0, None)
+            if info is not None and steps > 0:
+                info["steps"] = min(counter.count - base[0], steps) if stopped.is_set() else counter.count - base[0]
+        if claim.acquire(blocking=False):
+            in_main_thread(lambda: p.__exit__(None, None, None), main_timeout)
+        else:
+            stopped.wait(main_timeout)
+    if errors:
+        raise errors[0]
     tmp = tempfile.mkdtemp(prefix="gpulens-profile-")
     try:
         path = os.path.join(tmp, "trace.json")

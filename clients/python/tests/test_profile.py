@@ -12,7 +12,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from gpulens_client import profile  # noqa: E402
+from gpulens_client import profile, steps  # noqa: E402
 
 
 class Agent(http.server.BaseHTTPRequestHandler):
@@ -81,7 +81,7 @@ class ProfilerTest(unittest.TestCase):
         self.assertEqual(self.p.poll()["id"], "p1")
         path, ctype, body, auth = self.wait_posts(1)[0]
         worker.join()
-        self.assertEqual(path, "/api/v1/profile/p1/result")
+        self.assertRegex(path, r"^/api/v1/profile/p1/result\?window_s=[0-9.]+$")  # no steps asked
         self.assertEqual(ctype, "application/json")
         self.assertEqual(auth, "Bearer tok")
         result = json.loads(body)
@@ -98,7 +98,7 @@ class ProfilerTest(unittest.TestCase):
         posts = self.wait_posts(2)
         self.assertEqual(posts[0][0], "/api/v1/profile/b/error")
         self.assertIn(b"already running", posts[0][2])
-        self.assertEqual(posts[1][0], "/api/v1/profile/a/result")
+        self.assertTrue(posts[1][0].startswith("/api/v1/profile/a/result?window_s="), posts[1][0])
 
     def test_refusals_name_the_reason(self):
         cases = [({"kind": "stacks", "duration_s": 0.1, "max_bytes": 10}, b"larger than max_bytes (10)"),
@@ -117,6 +117,64 @@ class ProfilerTest(unittest.TestCase):
         p = profile.Profiler("http://127.0.0.1:1", os.getpid(), 0.5, None, self.logged.append)
         with self.assertRaises(OSError):
             p.poll()
+
+
+class FakeOptim:
+    """torch.optim's shape as far as StepCounter looks: Optimizer and its
+    subclasses, each with its own step()."""
+
+    def __init__(self):
+        class Optimizer:
+            def step(self):
+                raise NotImplementedError
+
+        class SGD(Optimizer):
+            def step(self):
+                return "sgd"
+
+        class Momentum(SGD):  # calls its parent's step: one step, not two
+            def step(self):
+                return super().step() + "+m"
+
+        self.Optimizer, self.SGD, self.Momentum = Optimizer, SGD, Momentum
+
+
+class FakeTorch:
+    def __init__(self):
+        self.optim = FakeOptim()
+
+
+class StepCounterTest(unittest.TestCase):
+    def test_wraps_every_optimizer_class_and_unwraps(self):
+        torch = FakeTorch()
+        sgd_step = torch.optim.SGD.__dict__["step"]
+        c = steps.StepCounter(torch).install()
+        self.assertEqual(torch.optim.SGD().step(), "sgd")  # the step still runs and returns
+        self.assertEqual(torch.optim.Momentum().step(), "sgd+m")
+        self.assertEqual(c.count, 2)  # Momentum's call of SGD.step counted once
+        c.remove()
+        self.assertIs(torch.optim.SGD.__dict__["step"], sgd_step)
+        torch.optim.SGD().step()
+        self.assertEqual(c.count, 2)  # nothing counts after remove()
+
+    def test_arm_runs_its_callback_once_at_the_target(self):
+        torch = FakeTorch()
+        c = steps.StepCounter(torch).install()
+        sgd = torch.optim.SGD()
+        sgd.step()
+        hits = []
+        c.arm(2, lambda: hits.append(c.count))
+        sgd.step()
+        self.assertEqual(hits, [])
+        sgd.step()
+        sgd.step()
+        self.assertEqual(hits, [3])  # on the 2nd step after arm(), on the stepping thread, once
+        c.remove()
+
+    def test_without_torch_optim_says_so(self):
+        with self.assertRaises(RuntimeError) as e:
+            steps.StepCounter(object()).install()
+        self.assertIn("give a duration instead", str(e.exception))
 
 
 if __name__ == "__main__":

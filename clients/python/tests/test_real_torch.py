@@ -64,6 +64,55 @@ print(torch.__version__)
         self.assertNotIn("partially initialized", r.stderr)
         self.assertNotIn("gpulens_client:", r.stderr)
 
+    def test_windows_in_optimizer_steps_end_after_the_steps(self):
+        # A real CPU training loop on the main thread; captures asked for 3
+        # (torch) and 5 (stacks) steps with a 60 s limit end after them: the
+        # upload says how many steps it counted, and the trace holds that
+        # many optimizer steps (one more may have begun before the profiler
+        # stopped at the next bytecode boundary).
+        r = run("""
+import gzip, json, os, sys, threading, http.server, time
+sys.path.insert(0, %r)
+import torch
+from test_profile import Agent
+from gpulens_client import profile
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Agent)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+p = profile.Profiler("http://127.0.0.1:%%d" %% server.server_address[1], os.getpid(), 5.0, None, print)
+model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x, y = torch.randn(32, 64), torch.randint(0, 4, (32,))
+original_step = type(opt).__dict__["step"]
+def train_until(n_posts):
+    deadline = time.monotonic() + 60
+    while len(Agent.posts) < n_posts and time.monotonic() < deadline:
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+Agent.jobs = [{"id": "t", "kind": "torch", "duration_s": 60, "max_bytes": 1 << 26, "steps": 3}]
+p.poll()
+train_until(1)
+Agent.jobs = [{"id": "s", "kind": "stacks", "duration_s": 60, "max_bytes": 1 << 26, "steps": 5}]
+p.poll()
+train_until(2)
+assert type(opt).__dict__["step"] is original_step, "the counter's wrapper stayed after the captures"
+(tpath, _, tbody, _), (spath, _, sbody, _) = Agent.posts
+print(tpath)
+print(spath)
+events = json.loads(gzip.decompress(tbody))
+events = events["traceEvents"] if isinstance(events, dict) else events
+print("optimizer steps in the trace", sum(1 for e in events if str(e.get("name", "")).startswith("Optimizer.step#")))
+print("stacks window", json.loads(sbody)["duration_s"])
+""" % HERE)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertRegex(lines[0], r"^/api/v1/profile/t/result\?window_s=[0-9.]+&steps=3$")
+        self.assertRegex(lines[1], r"^/api/v1/profile/s/result\?window_s=[0-9.]+&steps=5$")
+        n = int(lines[2].split()[-1])
+        self.assertIn(n, (3, 4), r.stdout)
+        self.assertLess(float(lines[3].split()[-1]), 60, r.stdout)  # ended by the steps, not the limit
+        self.assertLess(float(lines[0].split("window_s=")[1].split("&")[0]), 60, r.stdout)
+
     def test_runner_needs_a_command(self):
         r = subprocess.run([sys.executable, "-m", "gpulens_client", "--url", "x"], env=dict(os.environ, PYTHONPATH=ROOT),
                            capture_output=True, text=True, timeout=60)

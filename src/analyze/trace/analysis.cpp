@@ -105,6 +105,7 @@ class RankAnalysis {
     launch_delay(r);
     memory(r);
     queue_length(r);
+    cpu_ops(r);
     r.verdict = judge(r);
     return r;
   }
@@ -364,6 +365,98 @@ class RankAnalysis {
       q.mean = sum / static_cast<double>(v.size());
       r.queue_length.push_back(q);
     }
+  }
+
+  // Self time per name: the events of each thread sorted by start (longer
+  // first at equal starts), a stack of the open ones; each event's time is
+  // taken from the self time of the innermost open event containing it.
+  void cpu_ops(RankReport& r) {
+    const auto& ev = t_.events;
+    for (const Event& e : ev) {
+      if (e.on_gpu() || (e.kind != EventKind::kCpuOp && e.kind != EventKind::kRuntime)) {
+        r.gpu_timeline = true;
+        break;
+      }
+    }
+    struct Item {
+      uint32_t thread;
+      double ts, dur;
+      uint32_t index;
+    };
+    std::vector<Item> items;
+    for (uint32_t i : sel_) {
+      const Event& e = ev[i];
+      if (e.on_gpu() || (e.kind != EventKind::kCpuOp && e.kind != EventKind::kRuntime)) continue;
+      items.push_back({e.thread, e.ts, e.dur, i});
+    }
+    if (items.empty()) return;
+    std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+      if (a.thread != b.thread) return a.thread < b.thread;
+      if (a.ts != b.ts) return a.ts < b.ts;
+      if (a.dur != b.dur) return a.dur > b.dur;
+      return a.index < b.index;
+    });
+    std::vector<double> self(items.size());
+    std::vector<size_t> open;  // indices into items
+    CpuSummary& c = r.cpu;
+    c.events = items.size();
+    double first = INFINITY, last = -INFINITY;
+    for (size_t k = 0; k < items.size(); ++k) {
+      const Item& it = items[k];
+      if (k == 0 || it.thread != items[k - 1].thread) {
+        open.clear();
+        ++c.threads;
+      }
+      double end = it.ts + it.dur;
+      first = std::min(first, it.ts);
+      last = std::max(last, end);
+      while (!open.empty() && items[open.back()].ts + items[open.back()].dur <= it.ts) open.pop_back();
+      self[k] = it.dur;
+      // The innermost open event loses the part inside it; a part that
+      // outlives it (malformed nesting) is taken from the next one out.
+      double from = it.ts;
+      for (size_t s = open.size(); s-- > 0 && from < end;) {
+        const Item& p = items[open[s]];
+        double part = std::min(end, p.ts + p.dur) - from;
+        if (part > 0) {
+          self[open[s]] -= part;
+          from = p.ts + p.dur;
+        }
+      }
+      open.push_back(k);
+      if (t_.cat_of(ev[it.index]).empty()) ++c.uncategorised;
+    }
+    c.span_us = last - first;
+    std::unordered_map<uint32_t, size_t> slot;  // name id -> ops index
+    std::vector<CpuOp> ops;
+    uint32_t step_slot = UINT32_MAX;
+    for (size_t k = 0; k < items.size(); ++k) {
+      const Event& e = ev[items[k].index];
+      double s = std::max(0.0, self[k]);
+      c.busy_us += s;
+      std::string_view name = t_.name_of(e);
+      size_t at;
+      if (is_profiler_step(name)) {
+        if (step_slot == UINT32_MAX) {
+          step_slot = static_cast<uint32_t>(ops.size());
+          ops.push_back({"ProfilerStep#*", 0, 0, 0});
+        }
+        at = step_slot;
+      } else {
+        auto [pos, fresh] = slot.emplace(e.name, ops.size());
+        if (fresh) ops.push_back({std::string(name), 0, 0, 0});
+        at = pos->second;
+      }
+      CpuOp& op = ops[at];
+      ++op.count;
+      op.self_us += s;
+      op.total_us += e.dur;
+    }
+    std::sort(ops.begin(), ops.end(), [](const CpuOp& a, const CpuOp& b) {
+      return a.self_us != b.self_us ? a.self_us > b.self_us : a.name < b.name;
+    });
+    if (ops.size() > o_.top_n) ops.resize(o_.top_n);
+    r.top_cpu_ops = std::move(ops);
   }
 
   const Trace& t_;

@@ -1,8 +1,9 @@
 // The per-rank analyses of a profiler trace, after HolisticTraceAnalysis:
 // temporal breakdown, idle time per stream, kernel types (overlap-aware),
 // communication/computation overlap, top kernels, launch delay, memory copy
-// time by direction and launch-queue length; plus a verdict per rank and the
-// stragglers of a job.
+// time by direction and launch-queue length; the top CPU operators by self
+// time (the whole analysis of a trace without a GPU timeline); plus a
+// verdict per rank and the stragglers of a job.
 //
 //   std::vector<Trace> ranks = ...;            // one per file
 //   JobReport r = analyse_job(ranks, {});      // Options{.compat_hta = true}
@@ -75,8 +76,28 @@ struct QueueLength {
   double max = 0, mean = 0;  // over the points where the length changes (HTA's summary)
 };
 
+// One CPU-side name (operator, annotation, runtime call) over the trace:
+// "self" is its time minus that of the events nested in it on its thread.
+struct CpuOp {
+  std::string name;   // ProfilerStep#N annotations are summed as "ProfilerStep#*"
+  uint64_t count = 0;
+  double self_us = 0, total_us = 0;
+};
+
+// The CPU side of a trace: operators, annotations and runtime calls (events
+// without a stream). A trace from torch.profiler with CPU activities only,
+// or from the autograd profiler's own export, has only this side.
+struct CpuSummary {
+  uint64_t events = 0;
+  uint64_t threads = 0;        // threads with CPU events
+  uint64_t uncategorised = 0;  // of them without a category (autograd profiler export)
+  double busy_us = 0;          // sum of self times: time inside some event, summed over threads
+  double span_us = 0;          // first CPU event start to last end
+};
+
 struct Verdict {
-  std::string bound;     // host-bound, communication-bound, memory-bound, compute-bound, idle
+  std::string bound;     // host-bound, communication-bound, memory-bound, compute-bound, idle,
+                         // cpu-only (no GPU timeline in the trace)
   std::string evidence;  // one sentence with the numbers
 };
 
@@ -94,6 +115,9 @@ struct RankReport {
   Distribution launch_delay;     // us from the end of the launch call to the start on the GPU
   std::vector<MemoryTime> memory;
   std::vector<QueueLength> queue_length;
+  bool gpu_timeline = false;     // the trace has GPU events (kernels, copies, anything on a stream)
+  CpuSummary cpu;
+  std::vector<CpuOp> top_cpu_ops;  // by self time, Options::top_n of them
   Verdict verdict;
 };
 

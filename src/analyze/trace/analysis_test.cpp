@@ -166,6 +166,70 @@ TEST(TraceAnalysis, StragglerComputesLongest) {
   EXPECT_EQ(s[0].rank, 2);
 }
 
+// Two threads: on tid 1, step [0,100) holds op [10,60) which holds a launch
+// [20,30) and an op [50,70) that outlives it by 10; a second step [200,210)
+// with nothing inside. On tid 2 one op [15,45), overlapping tid 1's in time
+// but nested in nothing. Self times: steps 40 + 10, op 50 - 10 - 10 = 30,
+// launch 10, the overhanging op 20, tid 2's op 30.
+const char* kCpu = R"([
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","ts":0,"dur":100,"pid":7,"tid":1},
+ {"ph":"X","cat":"cpu_op","name":"aten::mm","ts":10,"dur":50,"pid":7,"tid":1},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","ts":20,"dur":10,"pid":7,"tid":1},
+ {"ph":"X","cat":"cpu_op","name":"aten::add","ts":50,"dur":20,"pid":7,"tid":1},
+ {"ph":"X","cat":"cpu_op","name":"aten::mm","ts":15,"dur":30,"pid":7,"tid":2},
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","ts":200,"dur":10,"pid":7,"tid":1}
+])";
+
+TEST(TraceAnalysis, CpuOpsSelfTimePerThread) {
+  std::vector<Trace> ts;
+  ts.push_back(load(kCpu));
+  RankReport r = analyse_job(ts, {}).ranks.at(0);
+  EXPECT_FALSE(r.gpu_timeline);
+  EXPECT_EQ(r.cpu.events, 6u);
+  EXPECT_EQ(r.cpu.threads, 2u);
+  EXPECT_DOUBLE_EQ(r.cpu.span_us, 210);
+  EXPECT_DOUBLE_EQ(r.cpu.busy_us, 140);  // 40 + 30 + 10 + 20 + 30 + 10
+  ASSERT_EQ(r.top_cpu_ops.size(), 4u);
+  EXPECT_EQ(r.top_cpu_ops[0].name, "aten::mm");
+  EXPECT_EQ(r.top_cpu_ops[0].count, 2u);
+  EXPECT_DOUBLE_EQ(r.top_cpu_ops[0].self_us, 60);
+  EXPECT_DOUBLE_EQ(r.top_cpu_ops[0].total_us, 80);
+  EXPECT_EQ(r.top_cpu_ops[1].name, "ProfilerStep#*");  // both steps in one row
+  EXPECT_EQ(r.top_cpu_ops[1].count, 2u);
+  EXPECT_DOUBLE_EQ(r.top_cpu_ops[1].self_us, 50);
+  EXPECT_EQ(r.top_cpu_ops[2].name, "aten::add");
+  EXPECT_DOUBLE_EQ(r.top_cpu_ops[2].self_us, 20);
+  EXPECT_EQ(r.top_cpu_ops[3].name, "cudaLaunchKernel");
+  EXPECT_DOUBLE_EQ(r.top_cpu_ops[3].self_us, 10);
+  EXPECT_EQ(r.verdict.bound, "cpu-only");
+  Options o;
+  o.top_n = 1;
+  EXPECT_EQ(analyse_job(ts, o).ranks.at(0).top_cpu_ops.size(), 1u);
+}
+
+TEST(TraceAnalysis, GpuTraceKeepsItsVerdictAndGetsCpuOps) {
+  RankReport r = run(false);
+  EXPECT_TRUE(r.gpu_timeline);
+  EXPECT_EQ(r.verdict.bound, "compute-bound");  // the GPU verdict, as before CPU ops were read
+  ASSERT_EQ(r.top_cpu_ops.size(), 2u);
+  // 4 calls of 2 us on one thread (no pid/tid), [5,7) and [6,8) overlapping:
+  // 7 us inside them, not 8.
+  EXPECT_EQ(r.top_cpu_ops[0].name, "cudaLaunchKernel");
+  EXPECT_EQ(r.top_cpu_ops[0].count, 4u);
+  EXPECT_DOUBLE_EQ(r.top_cpu_ops[0].self_us, 7);
+  EXPECT_DOUBLE_EQ(r.top_cpu_ops[0].total_us, 8);
+  EXPECT_EQ(r.top_cpu_ops[1].name, "hipLaunchKernel");
+}
+
+TEST(TraceAnalysis, OnlySyncsOnTheGpuIsIdleNotCpuOnly) {
+  std::vector<Trace> ts;
+  ts.push_back(load(R"([{"ph":"X","cat":"cpu_op","name":"aten::mm","ts":0,"dur":5},
+    {"ph":"X","cat":"cuda_sync","name":"Context Sync","ts":1,"dur":2,"args":{"stream":4294967295}}])"));
+  RankReport r = analyse_job(ts, {}).ranks.at(0);
+  EXPECT_TRUE(r.gpu_timeline);
+  EXPECT_EQ(r.verdict.bound, "idle");
+}
+
 TEST(TraceAnalysis, JsonHasTheDocumentedShape) {
   std::vector<Trace> ts;
   ts.push_back(load(kJob));
@@ -175,7 +239,8 @@ TEST(TraceAnalysis, JsonHasTheDocumentedShape) {
   ASSERT_EQ(p.parse(j).get(doc), simdjson::SUCCESS) << j;
   simdjson::dom::element rank = doc["ranks"].at(0);
   for (const char* k : {"temporal", "idle_by_stream", "comm_comp_overlap_pct", "kernel_types",
-                        "top_kernels", "launch_delay", "verdict", "memory", "queue_length"}) {
+                        "top_kernels", "launch_delay", "verdict", "memory", "queue_length",
+                        "gpu_timeline", "cpu", "top_cpu_ops"}) {
     EXPECT_EQ(rank[k].error(), simdjson::SUCCESS) << k;
   }
   double idle = 0;

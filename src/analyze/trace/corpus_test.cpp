@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "analyze/trace/analysis.h"
+#include "analyze/trace/files.h"
 #include "analyze/trace/reader.h"
+#include "analyze/trace/report.h"
 
 namespace gpulens::trace {
 namespace {
@@ -95,6 +97,56 @@ TEST(TraceCorpus, TwoRanksOfOneJob) {
     EXPECT_FALSE(r.verdict.bound.empty());
     EXPECT_FALSE(r.verdict.evidence.empty());
   }
+}
+
+// Debian's CPU torch 1.13 (no Kineto): a bare array of events without
+// categories, "pid": "CPU functions". The numbers below were worked out with
+// an independent quadratic nesting in Python (each event's parent: the
+// shortest event containing it on its thread).
+TEST(TraceCorpus, AutogradProfilerCpuTraceGivesTopCpuOpsAndNoGpuNumbers) {
+  auto job = analyse_files({data("torch1.13-cpu-train.json")}, {}, {}, false);
+  ASSERT_TRUE(job) << job.status().message();
+  const RankReport& r = job->ranks.at(0);
+  EXPECT_FALSE(r.gpu_timeline);
+  EXPECT_EQ(r.cpu.events, 488u);
+  EXPECT_EQ(r.cpu.uncategorised, 488u);
+  EXPECT_EQ(r.cpu.threads, 1u);
+  EXPECT_EQ(r.skipped.missing_fields, 0u);
+  EXPECT_DOUBLE_EQ(r.cpu.span_us, 872839);
+  // The union of the events' times: a nesting by "shortest parent" counts 6 us
+  // twice (children that outlive their parent by the microsecond rounding).
+  EXPECT_DOUBLE_EQ(r.cpu.busy_us, 845166);
+  ASSERT_GE(r.top_cpu_ops.size(), 3u);
+  EXPECT_EQ(r.top_cpu_ops[0].name, "aten::mm");
+  EXPECT_EQ(r.top_cpu_ops[0].count, 16u);
+  EXPECT_DOUBLE_EQ(r.top_cpu_ops[0].self_us, 800821);
+  EXPECT_DOUBLE_EQ(r.top_cpu_ops[0].total_us, 800838);
+  EXPECT_EQ(r.top_cpu_ops[1].name, "aten::addmm");
+  EXPECT_DOUBLE_EQ(r.top_cpu_ops[1].self_us, 26789);
+  EXPECT_EQ(r.top_cpu_ops[2].name, "aten::add_");
+  EXPECT_EQ(r.verdict.bound, "cpu-only");
+  EXPECT_NE(r.verdict.evidence.find("no GPU timeline"), std::string::npos) << r.verdict.evidence;
+  EXPECT_NE(r.verdict.evidence.find("aten::mm"), std::string::npos) << r.verdict.evidence;
+  // No GPU numbers pretended: no span, no idle share, no top kernels.
+  EXPECT_EQ(r.temporal.span_us, 0);
+  EXPECT_TRUE(r.top_kernels.empty());
+  std::string text = to_text(*job);
+  EXPECT_EQ(text.find("GPU span"), std::string::npos) << text;
+  EXPECT_EQ(text.find("top kernels"), std::string::npos) << text;
+  EXPECT_NE(text.find("no GPU timeline in this trace"), std::string::npos) << text;
+  EXPECT_NE(text.find("top CPU ops by self time"), std::string::npos) << text;
+  EXPECT_NE(text.find("aten::mm"), std::string::npos) << text;
+}
+
+TEST(TraceCorpus, KinetoTracesGetTopCpuOpsBesideTheGpuNumbers) {
+  RankReport r = analyse({"nccl_data.json.gz"}, false).ranks.at(0);
+  EXPECT_TRUE(r.gpu_timeline);
+  EXPECT_EQ(r.cpu.uncategorised, 0u);
+  EXPECT_GT(r.cpu.threads, 1u);  // the main thread and autograd's
+  ASSERT_FALSE(r.top_cpu_ops.empty());
+  EXPECT_NE(r.verdict.bound, "cpu-only");
+  EXPECT_LE(r.top_cpu_ops[0].self_us, r.top_cpu_ops[0].total_us);
+  EXPECT_LE(r.top_cpu_ops[0].self_us, r.cpu.busy_us);
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
+#include <unordered_map>
 
 #include "analyze/trace/reader.h"
 
@@ -84,6 +86,14 @@ std::optional<double> as_double(value v) {
   auto n = as_num(v);
   if (!n) return std::nullopt;
   return n->d;
+}
+
+// A hash of a value's JSON text: pid and tid are numbers in Kineto traces,
+// strings in the autograd profiler's ("CPU functions", a remote thread).
+uint64_t token_hash(value v) {
+  std::string_view tok = v.raw_json_token();
+  while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\n' || tok.back() == '\r' || tok.back() == '\t')) tok.remove_suffix(1);
+  return std::hash<std::string_view>{}(tok);
 }
 
 std::optional<int64_t> as_int(value v) {
@@ -224,6 +234,7 @@ class Parser {
     slice_.append(simdjson::SIMDJSON_PADDING, ' ');
     size_t events = t_.events.size();
     SkipCounts skipped = t_.skipped;
+    uint64_t uncategorised = t_.uncategorised;
     bool first_done = first_done_, first_is_event = t_.first_is_event;
     text_ = std::string_view(slice_.data(), len);
     text_offset_ = begin;
@@ -231,6 +242,7 @@ class Parser {
     if (!st) {
       t_.events.resize(events);
       t_.skipped = skipped;
+      t_.uncategorised = uncategorised;
       first_done_ = first_done;
       t_.first_is_event = first_is_event;
     }
@@ -348,6 +360,7 @@ class Parser {
     std::string_view cat, name;
     bool has_cat = false, has_name = false;
     std::optional<double> ts, dur;
+    uint64_t pid = 0, tid = 0;
     bool bad = false;
     for (auto field_r : o) {
       simdjson::ondemand::field field;
@@ -365,6 +378,10 @@ class Parser {
         has_cat = !v.get_string().get(cat);
       } else if (key == "name") {
         has_name = !v.get_string().get(name);
+      } else if (key == "pid") {
+        pid = token_hash(v);
+      } else if (key == "tid") {
+        tid = token_hash(v);
       } else if (key == "args") {
         object args;
         if (v.get_object().get(args)) continue;
@@ -391,9 +408,13 @@ class Parser {
       ++t_.skipped.bad_values;
       return Status::ok();
     }
-    if (!ts || !has_name || !has_cat) {
+    if (!ts || !has_name) {
       ++t_.skipped.missing_fields;
       return Status::ok();
+    }
+    if (!has_cat) {
+      cat = {};  // the autograd profiler's export: a CPU operator
+      ++t_.uncategorised;
     }
     if (cat == "Trace") {
       ++t_.skipped.trace_span;
@@ -401,6 +422,7 @@ class Parser {
     }
     ev.ts = *ts;
     ev.dur = *dur;
+    ev.thread = thread_id(pid ^ (tid + 0x9e3779b97f4a7c15ULL + (pid << 6) + (pid >> 2)));
     ev.name = names_.id(name);
     uint32_t c = cats_.id(cat);
     if (c >= kinds_.size()) kinds_.push_back(kind_of_cat(cat));
@@ -409,6 +431,16 @@ class Parser {
     ev.kind = kinds_[c];
     t_.events.push_back(ev);
     return Status::ok();
+  }
+
+  // Dense ids for (pid, tid) keys; traces have a few threads, and runs of
+  // events on one thread, so the last key is checked first.
+  uint32_t thread_id(uint64_t key) {
+    if (key == last_thread_key_ && !threads_.empty()) return last_thread_id_;
+    auto it = threads_.emplace(key, static_cast<uint32_t>(threads_.size())).first;
+    last_thread_key_ = key;
+    last_thread_id_ = it->second;
+    return it->second;
   }
 
   std::string where(simdjson::ondemand::document* doc) {
@@ -459,6 +491,9 @@ class Parser {
   Interner names_;
   Interner cats_;
   std::vector<EventKind> kinds_;
+  std::unordered_map<uint64_t, uint32_t> threads_;
+  uint64_t last_thread_key_ = 0;
+  uint32_t last_thread_id_ = 0;
 };
 
 }  // namespace

@@ -88,6 +88,32 @@ TEST(TraceReader, CountsWhatItSkips) {
   EXPECT_EQ(t->skipped.trace_span, 1u);
 }
 
+TEST(TraceReader, ReadsTheAutogradProfilersExportWithoutCategories) {
+  // What torch builds without Kineto write (torch/autograd/profiler_util.py).
+  auto t = parse(R"([{"name": "aten::mm", "ph": "X", "ts": 10, "dur": 5, "tid": 1, "pid": "CPU functions", "args": {}},
+    {"name": "aten::mm", "ph": "X", "ts": 12, "dur": 1, "tid": 2, "pid": "CPU functions", "args": {}},
+    {"name": "aten::add", "ph": "X", "ts": 20, "dur": 1, "tid": 1, "pid": "CPU functions", "args": {}},
+    {"name": "aten::mm", "ph": "s", "ts": 10, "tid": 1, "pid": "CPU functions", "id": 0, "cat": "cpu_to_cuda", "args": {}}])");
+  ASSERT_TRUE(t) << t.status().message();
+  ASSERT_EQ(t->events.size(), 3u);
+  EXPECT_EQ(t->uncategorised, 3u);
+  EXPECT_EQ(t->skipped.missing_fields, 0u);
+  EXPECT_EQ(t->skipped.non_complete, 1u);  // the flow arrow
+  EXPECT_EQ(t->events[0].kind, EventKind::kCpuOp);
+  EXPECT_EQ(t->cat_of(t->events[0]), "");
+  EXPECT_EQ(t->events[0].thread, t->events[2].thread);
+  EXPECT_NE(t->events[0].thread, t->events[1].thread);
+}
+
+TEST(TraceReader, ThreadsAreThePidAndTidPair) {
+  auto t = parse(R"([{"ph":"X","cat":"cpu_op","name":"a","ts":1,"dur":1,"pid":1,"tid":2},
+    {"ph":"X","cat":"cpu_op","name":"a","ts":1,"dur":1,"pid":2,"tid":1},
+    {"ph":"X","cat":"cpu_op","name":"a","ts":1,"dur":1,"pid":1,"tid":2}])");
+  ASSERT_TRUE(t) << t.status().message();
+  EXPECT_NE(t->events[0].thread, t->events[1].thread);
+  EXPECT_EQ(t->events[0].thread, t->events[2].thread);
+}
+
 TEST(TraceReader, AcceptsBareArray) {
   auto t = parse(R"([{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":2,"args":{"stream":0}}])");
   ASSERT_TRUE(t) << t.status().message();

@@ -119,6 +119,27 @@ void rank_json(Json& j, const RankReport& r) {
     j.kv("mean", q.mean); o += "}";
   }
   o += "],\n   ";
+  j.key("gpu_timeline");
+  o += r.gpu_timeline ? "true" : "false";
+  o += ",\n   ";
+  j.key("cpu");
+  o += "{";
+  j.kv("events", static_cast<double>(r.cpu.events)); o += ", ";
+  j.kv("threads", static_cast<double>(r.cpu.threads)); o += ", ";
+  j.kv("uncategorised", static_cast<double>(r.cpu.uncategorised)); o += ", ";
+  j.kv("busy_us", r.cpu.busy_us); o += ", ";
+  j.kv("span_us", r.cpu.span_us); o += "},\n   ";
+  j.key("top_cpu_ops");
+  o += "[";
+  for (size_t i = 0; i < r.top_cpu_ops.size(); ++i) {
+    const auto& c = r.top_cpu_ops[i];
+    o += i ? ",\n     {" : "\n     {";
+    j.kv("name", c.name); o += ", ";
+    j.kv("count", static_cast<double>(c.count)); o += ", ";
+    j.kv("self_us", c.self_us); o += ", ";
+    j.kv("total_us", c.total_us); o += "}";
+  }
+  o += "],\n   ";
   j.key("verdict");
   o += "{";
   j.kv("bound", r.verdict.bound); o += ", ";
@@ -129,6 +150,27 @@ std::string fmt(const char* f, double v) {
   char b[64];
   std::snprintf(b, sizeof b, f, v);
   return b;
+}
+
+std::string duration(double us) {
+  if (us >= 1e6) return fmt("%.2f s", us / 1e6);
+  if (us >= 1e3) return fmt("%.1f ms", us / 1e3);
+  return fmt("%.1f us", us);
+}
+
+void cpu_ops_text(std::string& o, const RankReport& r) {
+  if (r.top_cpu_ops.empty()) return;
+  const CpuSummary& c = r.cpu;
+  o += "  CPU: " + std::to_string(c.events) + " events on " + std::to_string(c.threads) +
+       (c.threads == 1 ? " thread" : " threads") + " over a " + duration(c.span_us) + " span, " +
+       duration(c.busy_us) + " inside them" + (c.threads == 1 ? "" : " (summed over threads)") + "\n";
+  o += "  top CPU ops by self time:\n";
+  o += "         self us   share      total us   count  name\n";
+  for (const auto& op : r.top_cpu_ops) {
+    std::string name = op.name.size() > 90 ? op.name.substr(0, 87) + "..." : op.name;
+    o += "    " + fmt("%12.1f", op.self_us) + fmt("  %5.1f%%", c.busy_us > 0 ? 100 * op.self_us / c.busy_us : 0.0) +
+         fmt("  %12.1f", op.total_us) + fmt("  %6.0fx  ", static_cast<double>(op.count)) + name + "\n";
+  }
 }
 
 }  // namespace
@@ -164,30 +206,39 @@ std::string to_text(const JobReport& job) {
     auto share = [&](double v) { return t.span_us > 0 ? fmt("%.1f%%", 100 * v / t.span_us) : std::string("-"); };
     o += "rank " + std::to_string(r.rank) + "  " + r.path + "\n";
     o += "  verdict: " + r.verdict.bound + " - " + r.verdict.evidence + "\n";
-    o += "  GPU span " + fmt("%.1f us", t.span_us) + ": idle " + share(t.idle_us) + ", compute " +
-         share(t.compute_us) + ", non-compute " + share(t.non_compute_us) + "\n";
-    if (r.comm_comp_overlap_pct) o += "  communication overlapped by computation: " + fmt("%.1f%%", *r.comm_comp_overlap_pct) + "\n";
-    for (const auto& s : r.idle_by_stream) {
-      o += "  stream " + std::to_string(s.stream) + " idle: host wait " + fmt("%.1f us", s.host_wait_us) +
-           ", kernel wait " + fmt("%.1f us", s.kernel_wait_us) + ", other " + fmt("%.1f us", s.other_us) + "\n";
+    if (!r.gpu_timeline) {
+      o += "  no GPU timeline in this trace (CPU activities only): no GPU idle, kernel or launch numbers\n";
+      if (r.cpu.uncategorised) {
+        o += "  " + std::to_string(r.cpu.uncategorised) +
+             " events without categories: the autograd profiler's export (a torch build without Kineto)\n";
+      }
+    } else {
+      o += "  GPU span " + fmt("%.1f us", t.span_us) + ": idle " + share(t.idle_us) + ", compute " +
+           share(t.compute_us) + ", non-compute " + share(t.non_compute_us) + "\n";
+      if (r.comm_comp_overlap_pct) o += "  communication overlapped by computation: " + fmt("%.1f%%", *r.comm_comp_overlap_pct) + "\n";
+      for (const auto& s : r.idle_by_stream) {
+        o += "  stream " + std::to_string(s.stream) + " idle: host wait " + fmt("%.1f us", s.host_wait_us) +
+             ", kernel wait " + fmt("%.1f us", s.kernel_wait_us) + ", other " + fmt("%.1f us", s.other_us) + "\n";
+      }
+      for (const auto& k : r.kernel_types) o += "  " + k.type + ": " + fmt("%.1f us", k.us) + "\n";
+      if (r.launch_delay.count) {
+        o += "  launch delay (" + std::to_string(r.launch_delay.count) + " launches): median " +
+             fmt("%.1f us", r.launch_delay.p50) + ", p95 " + fmt("%.1f us", r.launch_delay.p95) + ", max " +
+             fmt("%.1f us", r.launch_delay.max) + "\n";
+      }
+      for (const auto& m : r.memory) {
+        o += "  " + m.direction + ": " + std::to_string(m.count) + " ops, " + fmt("%.1f us", m.total_us) + "\n";
+      }
+      for (const auto& q : r.queue_length) {
+        o += "  stream " + std::to_string(q.stream) + " queue length: max " + fmt("%.0f", q.max) + ", mean " + fmt("%.1f", q.mean) + "\n";
+      }
+      o += "  top kernels:\n";
+      for (const auto& k : r.top_kernels) {
+        std::string name = k.name.size() > 90 ? k.name.substr(0, 87) + "..." : k.name;
+        o += "    " + fmt("%12.1f us", k.total_us) + fmt("  %6.0fx  ", static_cast<double>(k.count)) + name + "\n";
+      }
     }
-    for (const auto& k : r.kernel_types) o += "  " + k.type + ": " + fmt("%.1f us", k.us) + "\n";
-    if (r.launch_delay.count) {
-      o += "  launch delay (" + std::to_string(r.launch_delay.count) + " launches): median " +
-           fmt("%.1f us", r.launch_delay.p50) + ", p95 " + fmt("%.1f us", r.launch_delay.p95) + ", max " +
-           fmt("%.1f us", r.launch_delay.max) + "\n";
-    }
-    for (const auto& m : r.memory) {
-      o += "  " + m.direction + ": " + std::to_string(m.count) + " ops, " + fmt("%.1f us", m.total_us) + "\n";
-    }
-    for (const auto& q : r.queue_length) {
-      o += "  stream " + std::to_string(q.stream) + " queue length: max " + fmt("%.0f", q.max) + ", mean " + fmt("%.1f", q.mean) + "\n";
-    }
-    o += "  top kernels:\n";
-    for (const auto& k : r.top_kernels) {
-      std::string name = k.name.size() > 90 ? k.name.substr(0, 87) + "..." : k.name;
-      o += "    " + fmt("%12.1f us", k.total_us) + fmt("  %6.0fx  ", static_cast<double>(k.count)) + name + "\n";
-    }
+    cpu_ops_text(o, r);
     uint64_t skipped = r.skipped.missing_fields + r.skipped.bad_values;
     if (skipped) o += "  skipped " + std::to_string(skipped) + " malformed events (missing fields or bad values)\n";
     if (r.filtered_out) o += "  " + std::to_string(r.filtered_out) + " events after the last profiler step left out (--compat hta)\n";

@@ -47,6 +47,7 @@ struct Event {
   int32_t stream = kNoStream;    // args.stream; -1 on the CPU, kAllStreams for
                                  // device-wide syncs (written as 2^32-1)
   uint32_t name = 0;             // id into Trace::names
+  uint32_t thread = 0;           // dense id of the event's (pid, tid) pair
   uint16_t cat = 0;              // id into Trace::cats
   EventKind kind = EventKind::kCpuOp;
 
@@ -57,7 +58,7 @@ struct Event {
 // What reading skipped, so that nothing is dropped silently.
 struct SkipCounts {
   uint64_t non_complete = 0;     // events without dur (instant, flow, counter, metadata)
-  uint64_t missing_fields = 0;   // complete events lacking ts, name or cat
+  uint64_t missing_fields = 0;   // complete events lacking ts or name
   uint64_t bad_values = 0;       // ts/dur not numbers, negative or non-finite dur
   uint64_t trace_span = 0;       // the "Trace" category span Kineto adds
 };
@@ -68,6 +69,11 @@ struct Trace {
   std::optional<int> world_size;  // distributedInfo.world_size
   uint64_t input_bytes = 0;       // uncompressed JSON size
   std::vector<Event> events;      // complete events, in file order
+  // Complete events without a "cat", read as CPU operators (category ""):
+  // the autograd profiler's own export (torch builds without Kineto, e.g.
+  // Debian's CPU torch 1.13) writes only name/ph/ts/dur/tid and
+  // "pid": "CPU functions", and never a GPU event.
+  uint64_t uncategorised = 0;
   bool first_is_event = false;    // events[0] is traceEvents[0] (HTA's row 0)
   std::vector<std::string> names;
   std::vector<std::string> cats;

@@ -46,6 +46,18 @@ double median(std::vector<double> v) {
 
 Verdict judge(const RankReport& r) {
   const Temporal& t = r.temporal;
+  if (!r.gpu_timeline && r.cpu.events > 0) {
+    // Nothing here says how busy a GPU was: the verdict names only the CPU side.
+    std::string e = "no GPU timeline in the trace (CPU activities only): " + std::to_string(r.cpu.events) +
+                    " CPU events on " + std::to_string(r.cpu.threads) + (r.cpu.threads == 1 ? " thread" : " threads") +
+                    " over " + us(r.cpu.span_us);
+    if (!r.top_cpu_ops.empty()) {
+      const CpuOp& top = r.top_cpu_ops.front();
+      e += "; the most self time: " + top.name + " " + us(top.self_us) + " (" + pct(top.self_us, r.cpu.busy_us) +
+           " of the CPU events' time)";
+    }
+    return {"cpu-only", e};
+  }
   if (t.span_us <= 0) return {"idle", "no GPU work in the trace"};
   double host = 0, kernel = 0, other = 0;
   for (const auto& s : r.idle_by_stream) {
