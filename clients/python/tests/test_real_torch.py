@@ -92,6 +92,10 @@ def train_until(n_posts):
 Agent.jobs = [{"id": "t", "kind": "torch", "duration_s": 60, "max_bytes": 1 << 26, "steps": 3}]
 p.poll()
 train_until(1)
+# The result is in; the capture's thread may still be reading the answer.
+# Asked for the next capture before it ends, the client rightly refuses it
+# as a second concurrent one (seen under load): wait for the first to end.
+p._thread.join(30)
 Agent.jobs = [{"id": "s", "kind": "stacks", "duration_s": 60, "max_bytes": 1 << 26, "steps": 5}]
 p.poll()
 train_until(2)
