@@ -6,11 +6,10 @@
 # every parser under libFuzzer for 15 s each (scripts/fuzz.sh, two at a time
 # on 2 cores). Each step prints its time; a table of all steps ends the run.
 #
-# Measured cost on a clean clone, 2-core VM, no compiler cache (CPU seconds;
-# the run shared the machine, load 9-10 in the release build, 2-3 after):
-#   release build 710 CPU s, ctest 161 s, ASan build 766 CPU s (503 s wall),
-#   ASan tests 19 s, TSan build 96 CPU s (63 s), TSan tests 13 s,
-#   fuzz build 207 CPU s (125 s), fuzzing 98 s. docs/PERFORMANCE.md has more.
+# Measured on a clean clone, 2-core VM, nothing else running: release build
+# 632 s without a compiler cache; release tests 561 s while the ASan build
+# runs beside them at idle priority; the rest of the ASan build 721 s.
+# docs/PERFORMANCE.md and docs/tests.md have more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
