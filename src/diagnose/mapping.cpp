@@ -114,6 +114,7 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["gpu_health_status"] = {gpu(G::kHealthStatus)};
     t["gpu_clock_events_recent"] = {carried(CarriedSig::kClockEventsRecent)};
     t["gpu_p2p_status"] = {carried(CarriedSig::kP2pStatus)};
+    t["serving_engine_info"] = {carried(CarriedSig::kEngineInfo)};
     // dcgm-exporter (reference §4.4, §4.5: units converted to ours)
     t["DCGM_FI_DEV_GPU_UTIL"] = {gpu(G::kGpuUtil, 0.01)};
     t["DCGM_FI_DEV_FB_USED"] = {gpu(G::kFbUsed, kMiB)};

@@ -94,7 +94,9 @@ struct Binding {
 
 // What a Binding::Kind::kCarried series is (dcgm-exporter's DCGM_EXP_*
 // families the diagnosis does not judge: docs/scrape.md says why).
-enum class CarriedSig : uint8_t { kClockEventsRecent, kP2pStatus };
+// serving_engine_info names an engine's model (its label model); the
+// engine entity reads it from the labels.
+enum class CarriedSig : uint8_t { kClockEventsRecent, kP2pStatus, kEngineInfo };
 
 // Bindings of one series (empty: not a name diagnosis uses). A series may feed
 // more than one signal (CPU mode idle feeds both "total" and "idle").

@@ -519,6 +519,49 @@ class Rules {
     return r;
   }
 
+  // A serving latency judged against its own bound: the SLO, else the
+  // degraded factor times its window's 10th percentile.
+  struct Latency {
+    EvidenceName name;
+    Aligned values;
+    double limit = 0;
+    std::string who;  // "engine vllm at ... (model)"; "" the host's
+  };
+  // The latencies the GPU's occupancy is judged against: those of the
+  // engines joined to it (their p99, else their mean; an engine whose
+  // values cannot be meant is not read), each only while its page answers.
+  // The host's latency only where no engine of the host gives one (series
+  // without an engine, as older recordings have): another GPU's engine is
+  // never this GPU's latency. Empty: none; no_latency_ says why.
+  std::vector<Latency> latencies() {
+    std::vector<Latency> out;
+    auto add = [&](EvidenceName name, Aligned values, std::string who) {
+      if (!known(percentile(values, 0.5))) return;
+      double limit = th_.latency_p99_slo_seconds;
+      if (!(limit > 0)) limit = th_.latency_degraded_factor * percentile(values, 0.1);
+      out.push_back({name, std::move(values), limit, std::move(who)});
+    };
+    bool engines_have_latency = false;
+    for (const EngineSignals& e : c_.host.engines) {
+      const bool p99 = !e.sig(H::kLatencyP99).empty();
+      if (!p99 && e.sig(H::kLatencyMean).empty()) continue;
+      engines_have_latency = true;
+      if (!e.invalid.empty() || std::find(e.gpus.begin(), e.gpus.end(), c_.gpu.index) == e.gpus.end()) continue;
+      add(p99 ? EvidenceName("latency_p99") : EvidenceName("latency_mean"),
+          engine_aligned(c_, e.sig(p99 ? H::kLatencyP99 : H::kLatencyMean)),
+          e.kind == "engine" && e.endpoint.empty() ? "" : "engine " + e.describe());  // a node-wide series: no name
+    }
+    if (engines_have_latency) {
+      no_latency_ = "no serving latency from an engine on this GPU (an engine's latency judges only its own GPUs)";
+    } else {
+      const bool p99 = has(H::kLatencyP99);
+      add(p99 ? EvidenceName("latency_p99") : EvidenceName("latency_mean"), A(p99 ? H::kLatencyP99 : H::kLatencyMean),
+          "");
+      no_latency_ = "no serving latency (vLLM, Triton or gpulens serving histogram)";
+    }
+    return out;
+  }
+
   std::pair<RuleResult, RuleResult> occupancy() {
     if (!has(G::kSmOccupancy)) {
       not_assessed("kernel_launch", "no SM occupancy (DCGM_FI_PROF_SM_OCCUPANCY is off in dcgm-exporter's defaults)");
@@ -526,19 +569,20 @@ class Rules {
       return {};
     }
     const Aligned occ = A(G::kSmOccupancy);
-    const bool p99 = has(H::kLatencyP99);
-    const Aligned lat = p99 ? A(H::kLatencyP99) : A(H::kLatencyMean);
-    const bool lat_known = known(percentile(lat, 0.5));
+    // "Low occupancy is a problem only with high p99": the p99 of the
+    // engines on this GPU, each against its own baseline (docs/serving.md).
+    const std::vector<Latency> lats = latencies();
     Aligned degraded(n_, nan());
-    double limit = th_.latency_p99_slo_seconds;
-    if (lat_known && !(limit > 0)) limit = th_.latency_degraded_factor * percentile(lat, 0.1);
-    for (size_t i = 0; i < n_; ++i) {
-      if (known(lat[i])) degraded[i] = lat[i] > limit ? 1 : 0;
+    for (const Latency& l : lats) {
+      for (size_t i = 0; i < n_; ++i) {
+        if (!known(l.values[i])) continue;
+        const bool bad = l.values[i] > l.limit;
+        if (bad || !known(degraded[i])) degraded[i] = bad ? 1 : 0;
+      }
     }
     RuleResult launch;
-    if (!lat_known) {
-      not_assessed("kernel_launch", "no serving latency (vLLM, Triton or gpulens serving histogram): "
-                                    "low occupancy is reported as small_batch");
+    if (lats.empty()) {
+      not_assessed("kernel_launch", no_latency_ + ": low occupancy is reported as small_batch");
     } else {
       launch = make("kernel_launch", "compute", Severity::kWarning, th_.occupancy_for_ms);
       for (size_t i = 0; i < n_; ++i) {
@@ -547,7 +591,7 @@ class Rules {
       }
       launch.evidence.push_back({"gpu_util", util_, th_.busy_util});
       launch.evidence.push_back({"sm_occupancy", occ, th_.sm_occupancy});
-      launch.evidence.push_back({p99 ? EvidenceName("latency_p99") : EvidenceName("latency_mean"), lat, limit});
+      for (const Latency& l : lats) launch.evidence.push_back({l.name, l.values, l.limit, l.who});
       launch.action = "Many small kernels: occupancy is low while latency degraded. Batch requests (continuous "
                       "batching, a larger max batch), capture CUDA Graphs or use torch.compile to cut launch "
                       "overhead, fuse kernels; profile with Nsight Systems.";
@@ -558,7 +602,7 @@ class Rules {
       small.holds[i] = util_[i] > th_.active_util && occ[i] < th_.sm_occupancy && degraded[i] != 1;
     }
     small.evidence.push_back({"sm_occupancy", occ, th_.sm_occupancy});
-    if (lat_known) small.evidence.push_back({p99 ? EvidenceName("latency_p99") : EvidenceName("latency_mean"), lat, limit});
+    for (const Latency& l : lats) small.evidence.push_back({l.name, l.values, l.limit, l.who});
     small.action = "Low SM occupancy with healthy latency: the GPU has headroom. Larger batches or more "
                    "concurrent work (MPS, MIG, more replicas per GPU) would raise throughput. Not an alarm.";
     return {std::move(launch), std::move(small)};
@@ -786,6 +830,7 @@ class Rules {
   Aligned util_, busy_, pcie_util_, util_avg_, busy_avg_;
   EvidenceName busy_name_ = "gpu_util";
   std::string pcie_basis_;
+  std::string no_latency_;  // why latencies() found none
   double pcie_peak_ = 0;
 };
 

@@ -79,6 +79,11 @@ inline constexpr double kBatchAtPeak = 0.9;
 std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& ctx, const EngineSignals& engine, const Aligned& util,
                                                 const Aligned& busy, std::vector<NotAssessed>& not_assessed);
 
+// An engine's own series aligned to the GPU's timeline, but only where its
+// latest sample is less than one of its own steps old: a page that stops
+// answering stops what is judged on it at the next point (docs/serving.md).
+Aligned engine_aligned(const GpuContext& ctx, const Series& s);
+
 // When the GPU first had a fatal fault (fatal XID, lost, row-remap failure,
 // uncorrectable ECC); INT64_MAX when never.
 int64_t first_fatal_fault_ms(const GpuSignals& gpu);

@@ -182,6 +182,26 @@ TEST(ServingMapping, AnEngineSayingWhatNoEngineCanMeanIsMarked) {
   EXPECT_EQ(set.hosts[0].engines[2].invalid, "");
 }
 
+// gpulens' own recordings: the model of each engine rides on
+// serving_engine_info{engine, endpoint, model} beside its serving_* series.
+TEST(ServingMapping, AnEnginesModelComesFromItsInfoSeries) {
+  SignalSetBuilder b;
+  put(b, "gpu_utilization_ratio", {{"gpu", "0"}, {"gpu_uuid", "GPU-0"}, {"instance", "n1:9108"}}, flat(0.95));
+  for (const char* port : {"8000", "8001"}) {
+    const std::string ep = std::string("http://127.0.0.1:") + port + "/metrics";
+    put(b, "serving_requests_waiting", {{"engine", "vllm"}, {"endpoint", ep}, {"instance", "n1:9108"}}, flat(3));
+    put(b, "serving_engine_info",
+        {{"engine", "vllm"}, {"endpoint", ep}, {"model", std::string("model-") + port}, {"instance", "n1:9108"}},
+        flat(1));
+  }
+  SignalSet set = b.build();
+  ASSERT_EQ(set.hosts.size(), 1u);
+  ASSERT_EQ(set.hosts[0].engines.size(), 2u);
+  EXPECT_EQ(set.hosts[0].engines[0].model, "model-8000");
+  EXPECT_EQ(set.hosts[0].engines[1].model, "model-8001");
+  EXPECT_EQ(set.hosts[0].engines[1].describe(), "vllm at http://127.0.0.1:8001/metrics (model-8001)");
+}
+
 // Prometheus' Kubernetes discovery: the engine's instance is its pod's IP,
 // not the GPU's node; its pod finds the node whose GPU serves that pod.
 TEST(ServingMapping, AnEngineUnderItsPodsAddressJoinsTheNodeOfItsPodsGpu) {

@@ -86,22 +86,21 @@ double last_known(const Aligned& v, const std::vector<int8_t>& holds) {
 
 }  // namespace
 
+Aligned engine_aligned(const GpuContext& c, const Series& s) {
+  Aligned v = c.align(s);
+  const int64_t step = std::max<int64_t>(median_step_ms(s), 1);
+  size_t j = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    while (j + 1 < s.size() && s[j + 1].t_ms <= c.t[i]) ++j;
+    if (s.empty() || s[j].t_ms > c.t[i] || c.t[i] - s[j].t_ms >= step) v[i] = std::nan("");
+  }
+  return v;
+}
+
 std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& c, const EngineSignals& h, const Aligned& util,
                                                 const Aligned& busy, std::vector<NotAssessed>& not_assessed) {
   auto has = [&](HostSig s) { return !h.sig(s).empty(); };
-  // An engine's own series, aligned to the GPU's timeline, but only where
-  // its latest sample is less than one of its own steps old: a page that
-  // stops answering stops its findings at the next point (docs/serving.md).
-  auto fresh = [&](const Series& s) {
-    Aligned v = c.align(s);
-    const int64_t step = std::max<int64_t>(median_step_ms(s), 1);
-    size_t j = 0;
-    for (size_t i = 0; i < v.size(); ++i) {
-      while (j + 1 < s.size() && s[j + 1].t_ms <= c.t[i]) ++j;
-      if (s.empty() || s[j].t_ms > c.t[i] || c.t[i] - s[j].t_ms >= step) v[i] = std::nan("");
-    }
-    return v;
-  };
+  auto fresh = [&](const Series& s) { return engine_aligned(c, s); };
   auto A = [&](HostSig s) { return fresh(h.sig(s)); };
   const bool engine = has(HostSig::kKvCacheUsage) || has(HostSig::kRequestsWaiting) || has(HostSig::kTtftP99) ||
                       has(HostSig::kPreemptionRate);

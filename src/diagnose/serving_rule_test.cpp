@@ -3,6 +3,8 @@
 // service, kernel_launch not chosen where one of them explains the latency.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "diagnose/engine.h"
 #include "diagnose/report.h"
 #include "diagnose/rules.h"
@@ -351,6 +353,73 @@ TEST(ServingRules, AnEngineThatStopsAnsweringStopsItsFindingsAtTheNextPoint) {
   EXPECT_FALSE(f->ongoing) << report_text(r, false);
   const Report full = run(kv_full());
   EXPECT_TRUE(find(full, "kv_cache_pressure")->ongoing);
+}
+
+// "Low occupancy matters only with high p99": the p99 of the engine on that
+// GPU. Engine A's p99 degrades on GPU 0, engine B's stays flat on GPU 1,
+// while the host's p99 (what a node-wide view sees) degrades: GPU 0 is
+// kernel_launch, GPU 1 is not (small_batch), and GPU 2, with no engine, is
+// judged on no other GPU's engine.
+TEST(ServingRules, KernelLaunchJudgesTheP99OfTheEngineOnThatGpu) {
+  HostSignals h;
+  h.name = "n1";
+  for (const char* index : {"0", "1", "2"}) {
+    GpuSignals g = busy_gpu();
+    g.index = index;
+    g.sig(GpuSig::kSmOccupancy) = flat(0.2);  // low occupancy everywhere
+    h.gpus.push_back(g);
+  }
+  h.sig(HostSig::kLatencyP99) = steps(0.08, 0.26);  // the host's: degraded
+  EngineSignals a{.kind = "vllm", .endpoint = "http://n1:8000/metrics", .model = "m-a", .pid = "5000"};
+  a.sig(HostSig::kLatencyP99) = steps(0.08, 0.26);
+  a.gpus = {"0"};
+  a.joined_by = "pid";
+  EngineSignals b{.kind = "vllm", .endpoint = "http://n1:8001/metrics", .model = "m-b", .pid = "5001"};
+  b.sig(HostSig::kLatencyP99) = flat(0.08);
+  b.gpus = {"1"};
+  b.joined_by = "pid";
+  h.engines = {a, b};
+  const Report r = run(h);
+  auto causes = [&](const Report& rep, size_t gpu) {
+    std::set<std::string> out;
+    for (const Finding& f : rep.hosts.at(0).gpus.at(gpu).findings) out.insert(f.cause);
+    return out;
+  };
+  ASSERT_EQ(r.hosts.at(0).gpus.size(), 3u);
+  EXPECT_TRUE(causes(r, 0).contains("kernel_launch")) << report_text(r, false);
+  EXPECT_FALSE(causes(r, 1).contains("kernel_launch")) << report_text(r, false);
+  EXPECT_TRUE(causes(r, 1).contains("small_batch")) << report_text(r, false);
+  EXPECT_FALSE(causes(r, 2).contains("kernel_launch")) << report_text(r, false);
+  bool said = false;
+  for (const auto& n : r.hosts[0].gpus[2].not_assessed) {
+    said |= n.cause == "kernel_launch" && n.reason.find("no serving latency from an engine on this GPU") == 0;
+  }
+  EXPECT_TRUE(said) << report_text(r, false);
+  // The evidence names the engine whose p99 it is.
+  for (const Finding& f : r.hosts[0].gpus[0].findings) {
+    if (f.cause != "kernel_launch") continue;
+    bool named = false;
+    for (const auto& e : f.evidence) named |= e.signal == "latency_p99" && e.detail.find("(m-a)") != std::string::npos;
+    EXPECT_TRUE(named) << report_text(r, false);
+  }
+  // The other side: engine B degrades, engine A stays flat, the host's p99
+  // flat: kernel_launch moves to GPU 1.
+  h.sig(HostSig::kLatencyP99) = flat(0.08);
+  h.engines[0].sig(HostSig::kLatencyP99) = flat(0.08);
+  h.engines[1].sig(HostSig::kLatencyP99) = steps(0.08, 0.26);
+  const Report swapped = run(h);
+  EXPECT_FALSE(causes(swapped, 0).contains("kernel_launch")) << report_text(swapped, false);
+  EXPECT_TRUE(causes(swapped, 1).contains("kernel_launch")) << report_text(swapped, false);
+  // No engine at all (older recordings): the host's p99 judges every GPU.
+  HostSignals plain = h;
+  plain.engines.clear();
+  plain.sig(HostSig::kLatencyP99) = steps(0.08, 0.26);
+  SignalSet set;
+  set.hosts.push_back(std::move(plain));
+  set.from_ms = 0;
+  set.to_ms = (kPoints - 1) * kStep;
+  const Report host_only = diagnose(set, {});
+  for (size_t g = 0; g < 3; ++g) EXPECT_TRUE(causes(host_only, g).contains("kernel_launch")) << g;
 }
 
 TEST(ServingRules, NoEngineNoWordAboutEngines) {

@@ -296,9 +296,15 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
      "Prompt (prefill) tokens the engine processed."},
     {FieldId::kServingGenerationTokens, "serving_generation_tokens_total", kCounter, "", kServing, kNode,
      "Tokens the engine generated."},
+    {FieldId::kServingEngineInfo, "serving_engine_info", kInfo, "", kServing, kNode,
+     "One serving engine and the model it serves (labels engine, endpoint, model; pid where known), from the "
+     "engine's own labels (vLLM and SGLang model_name, Triton model)."},
     // ---- agent ---------------------------------------------------------
     {FieldId::kAgentSourceUp, "gpulens_source_up", kGauge, "", kAgent, kNode,
      "1 when the source's last collection succeeded (label source)."},
+    {FieldId::kAgentSourceDownReason, "gpulens_source_down_reason", kGauge, "", kAgent, kNode,
+     "1 while a scrape target is down, why in label reason: timeout, refused, unreachable, tls, http_status, "
+     "too_large, too_many_series, parse_error, bad_values, error (labels source, target); absent while it is up."},
     {FieldId::kAgentCollectionDuration, "gpulens_collection_duration_seconds", kGauge, "seconds", kAgent,
      kNode, "Duration of the source's last collection (label source)."},
     {FieldId::kAgentSourceAge, "gpulens_sample_age_seconds", kGauge, "seconds", kAgent, kNode,

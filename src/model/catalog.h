@@ -167,8 +167,10 @@ enum class FieldId : uint16_t {
   kServingPreemptions,
   kServingPromptTokens,
   kServingGenerationTokens,
+  kServingEngineInfo,
   // agent
   kAgentSourceUp,
+  kAgentSourceDownReason,
   kAgentCollectionDuration,
   kAgentSourceAge,
   kAgentSeries,

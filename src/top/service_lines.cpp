@@ -36,7 +36,7 @@ std::string num(const char* f, double v) {
 std::vector<std::string> service_lines(const std::map<std::string, double, std::less<>>& node_fields,
                                        size_t gpu_count) {
   struct Engine {
-    std::string kind, pid;
+    std::string kind, pid, model;
     double kv = -1, waiting = -1, running = -1;
     std::map<double, double> e2e, ttft;  // le -> cumulative count
   };
@@ -60,6 +60,7 @@ std::vector<std::string> service_lines(const std::map<std::string, double, std::
     const std::string le = label_in(key, "le");
     const double bound =
         le == "+Inf" ? std::numeric_limits<double>::infinity() : le.empty() ? -1 : std::atof(le.c_str());
+    if (key.starts_with("serving_engine_info{")) e.model = label_in(key, "model");
     if (key.starts_with("serving_kv_cache_usage_ratio{")) e.kv = v;
     if (key.starts_with("serving_requests_waiting{")) e.waiting = v;
     if (key.starts_with("serving_requests_running{")) e.running = v;
@@ -83,7 +84,8 @@ std::vector<std::string> service_lines(const std::map<std::string, double, std::
     } else {
       where = " on GPUs not known";
     }
-    out.push_back(e.kind + " at " + endpoint + where + ": KV cache " + (e.kv >= 0 ? num("%.0f%%", e.kv * 100) : "-") +
+    const std::string model = e.model.empty() ? "" : " (" + e.model + ")";
+    out.push_back(e.kind + " at " + endpoint + model + where + ": KV cache " + (e.kv >= 0 ? num("%.0f%%", e.kv * 100) : "-") +
                   ", " + (e.waiting >= 0 ? num("%.0f", e.waiting) : "-") + " waiting, " +
                   (e.running >= 0 ? num("%.0f", e.running) : "-") + " running, p99 " + p99(e.e2e) + ", TTFT p99 " +
                   p99(e.ttft));

@@ -3,10 +3,11 @@
 // value): what `gpulens snapshot` and `gpulens top` show under the GPUs.
 //
 //   service_lines(fields, 8)
-//   == {"vllm at http://127.0.0.1:8001/metrics on GPUs 4,5,6,7: KV cache 99%, 31 waiting, 40 running, "
-//       "p99 21.4 s, TTFT p99 16.3 s"}
+//   == {"vllm at http://127.0.0.1:8001/metrics (meta-llama/Llama-3.1-8B-Instruct) on GPUs 4,5,6,7: KV cache "
+//       "99%, 31 waiting, 40 running, p99 21.4 s, TTFT p99 16.3 s"}
 //
-// An engine is the series of one `endpoint` label; its GPUs are those where
+// An engine is the series of one `endpoint` label, its model the label of
+// its serving_engine_info (none shown when absent); its GPUs are those where
 // its pid runs (host_gpu_process_affinity_info), else all `gpu_count` when
 // it is the only engine, else "GPUs not known"; its quantiles come from its
 // histograms' counts so far ("-" before any request ended).

@@ -274,11 +274,12 @@ TEST(ServiceLines, OneLinePerEngineOnItsGpus) {
       {"serving_request_latency_seconds{engine=\"vllm\",endpoint=\"http://a:8001/metrics\",pid=\"5001\",le=\"20.0\"}", 100},
       {"serving_request_latency_seconds{engine=\"vllm\",endpoint=\"http://a:8001/metrics\",pid=\"5001\",le=\"+Inf\"}", 100},
       {"serving_requests_waiting{engine=\"sglang\",endpoint=\"http://a:30000/metrics\"}", 2},
+      {"serving_engine_info{engine=\"vllm\",endpoint=\"http://a:8001/metrics\",pid=\"5001\",model=\"Qwen/Qwen3-8B\"}", 1},
   };
   EXPECT_EQ(service_lines(node, 8),
             (std::vector<std::string>{
                 "sglang at http://a:30000/metrics on GPUs not known: KV cache -, 2 waiting, - running, p99 -, TTFT p99 -",
-                "vllm at http://a:8001/metrics on GPUs 4,5: KV cache 99%, 31 waiting, 40 running, p99 19.9 s, TTFT p99 -"}));
+                "vllm at http://a:8001/metrics (Qwen/Qwen3-8B) on GPUs 4,5: KV cache 99%, 31 waiting, 40 running, p99 19.9 s, TTFT p99 -"}));
   node.erase("serving_requests_waiting{engine=\"sglang\",endpoint=\"http://a:30000/metrics\"}");
   for (auto it = node.begin(); it != node.end();) {
     it = it->first.starts_with("host_gpu") ? node.erase(it) : std::next(it);

@@ -1,7 +1,8 @@
 // Drives Debian's chromium (playwright-core, locked) against a running agent:
 //   node web_test.mjs http://127.0.0.1:PORT [SCREENSHOT_DIR]
 // The agent runs the thermal-throttle-one-gpu scenario with prefilled history
-// (and SERVING_URL, when set, kernel-launch-bound-inference).
+// (and SERVING_URL, when set, kernel-launch-bound-inference; SERVICES_URL,
+// two-engines).
 // Every request to another host is blocked (and counted): the page must render
 // from the agent alone. Exits 1 with the reason on the first failed check.
 import { chromium } from "playwright-core";
@@ -13,7 +14,7 @@ const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || 
 try {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: "dark" });
   const page = await context.newPage();
-  const origins = [base, process.env.SERVING_URL].filter(Boolean).map((u) => new URL(u).origin);
+  const origins = [base, process.env.SERVING_URL, process.env.SERVICES_URL].filter(Boolean).map((u) => new URL(u).origin);
   const foreign = [];
   await context.route("**/*", (route) => {
     if (origins.includes(new URL(route.request().url()).origin)) return route.continue();
@@ -149,9 +150,33 @@ try {
     if (!(p99 > 0.2 && p99 < 0.4)) fail("the latency p99 chart from the histogram reads " + JSON.stringify(legend));
   }
 
+  // SERVICES_URL: an agent on the two-engines scenario. Each engine's
+  // service line on its own GPUs' cards (its model named), and the service
+  // view listing both engines with their GPUs and the summariser's finding.
+  if (process.env.SERVICES_URL) {
+    await page.goto(process.env.SERVICES_URL + "/#/", { waitUntil: "load" });
+    await page.waitForSelector("#services tr[data-endpoint]", { timeout: 10000 });
+    const rows = await page.$$eval("#services tr[data-endpoint]", (els) => els.map((e) => [...e.querySelectorAll("td")].map((td) => td.textContent.trim())));
+    if (rows.length !== 2) fail("the service view lists " + rows.length + " engines: " + JSON.stringify(rows));
+    const [chat, summ] = rows;
+    if (chat[0] !== "vllm" || chat[1] !== "meta-llama/Llama-3.1-8B-Instruct" || !chat[2].endsWith(":8000/metrics") || chat[3] !== "0,1,2,3" || chat[7] !== "none") {
+      fail("the chat engine's row reads " + JSON.stringify(chat));
+    }
+    if (summ[1] !== "Qwen/Qwen2.5-32B-Instruct" || summ[3] !== "4,5,6,7" || !summ[7].includes("kv_cache_pressure") || !/^9\d%$/.test(summ[5])) {
+      fail("the summariser's row reads " + JSON.stringify(summ));
+    }
+    const lines = await page.$$eval("#gpus .card", (els) => els.map((e) => [e.dataset.gpu, [...e.querySelectorAll(".service")].map((s) => s.textContent)]));
+    for (const [gpu, svc] of lines) {
+      const want = Number(gpu) < 4 ? "vllm meta-llama/Llama-3.1-8B-Instruct" : "vllm Qwen/Qwen2.5-32B-Instruct";
+      if (svc.length !== 1 || !svc[0].startsWith(want)) fail(`GPU ${gpu}'s service line reads ${JSON.stringify(svc)}`);
+      if ((Number(gpu) >= 4) !== svc[0].includes("kv_cache_pressure")) fail(`GPU ${gpu}'s service line and finding: ${svc[0]}`);
+    }
+    if (shots) await page.screenshot({ path: shots + "/web-services.png", fullPage: true });
+  }
+
   if (errors.length) fail("console errors: " + errors.join(" | "));
   if (foreign.length) fail("requests left the agent: " + foreign.join(", "));
-  console.log("PASS: 8 GPUs, thermal_throttle on GPU 5 only, charts, threshold, keyboard, a MIG instance's finding on its GPU, each GPU's job and whom a finding waits for, host and GPU evidence charted, a fact as text, latency p99 from the histogram, no console errors, no foreign request");
+  console.log("PASS: 8 GPUs, thermal_throttle on GPU 5 only, charts, threshold, keyboard, a MIG instance's finding on its GPU, each GPU's job and whom a finding waits for, host and GPU evidence charted, a fact as text, latency p99 from the histogram, each engine's service line and the service view, no console errors, no foreign request");
 } finally {
   await browser.close();
 }

@@ -3,7 +3,9 @@
 # every GPU of a simulated node, the thermal finding on GPU 5 only, a GPU's
 # charts, the evidence with its threshold, no console error, nothing fetched
 # from another host; the evidence charts from the node's series too (a second
-# agent serving inference: the latency p99 from its histogram). Also: the
+# agent serving inference: the latency p99 from its histogram); a third on
+# two engines: a service line per engine on its GPUs' cards and the service
+# view (kind, model, endpoint, GPUs, queue, KV, p99/TTFT, finding). Also: the
 # embedded assets stay within 300 KB.
 #   web_page_test.sh GPULENS SOURCE_DIR BUILD_DIR [SCREENSHOT_DIR]
 set -euo pipefail
@@ -33,4 +35,6 @@ done
 echo "assets: $size bytes"
 serving_port=$(free_port)
 start_agent serving "$serving_port" --source sim --scenario kernel-launch-bound-inference --sim-prefill 20m
-SERVING_URL="http://127.0.0.1:$serving_port" node "$mods/web_test.mjs" "$base" $SHOTS || stack_fail "browser checks"
+services_port=$(free_port)
+start_agent services "$services_port" --source sim --scenario two-engines --sim-prefill 20m
+SERVING_URL="http://127.0.0.1:$serving_port" SERVICES_URL="http://127.0.0.1:$services_port" node "$mods/web_test.mjs" "$base" $SHOTS || stack_fail "browser checks"

@@ -207,6 +207,62 @@
     return out;
   }
 
+  // The serving engines of the node (docs/serving.md, "The service line"),
+  // from its series as /api/v1/current gives them, as the terminal's
+  // service line reads them (src/top/service_lines.cpp): one per endpoint,
+  // its model (serving_engine_info), its GPUs by its pid's processes, else
+  // all of them when it is the only engine; quantiles from its histograms'
+  // counts so far; the findings on its GPUs whose evidence names it.
+  function enginesOf(cur, rep) {
+    const fields = (cur.node && cur.node.fields) || {};
+    const byPid = {}, engines = {};
+    for (const [k, v] of Object.entries(fields)) {
+      const lab = (n) => label(k, "[{,]" + n);
+      if (k.startsWith("host_gpu_process_affinity_info{")) { (byPid[lab("pid")] = byPid[lab("pid")] || new Set()).add(lab("gpu")); continue; }
+      if (!k.startsWith("serving_") || !lab("endpoint")) continue;
+      const e = (engines[lab("endpoint")] = engines[lab("endpoint")] || { endpoint: lab("endpoint"), kind: lab("engine"), e2e: [], ttft: [] });
+      e.pid = e.pid || lab("pid");
+      const name = k.split("{")[0], le = lab("le");
+      const bound = le === "+Inf" ? Infinity : le == null ? null : Number(le);
+      if (name === "serving_engine_info") e.model = lab("model");
+      if (name === "serving_kv_cache_usage_ratio") e.kv = v;
+      if (name === "serving_requests_waiting") e.waiting = v;
+      if (name === "serving_requests_running") e.running = v;
+      if (bound != null && name === "serving_request_latency_seconds") e.e2e.push([bound, v]);
+      if (bound != null && name === "serving_time_to_first_token_seconds") e.ttft.push([bound, v]);
+    }
+    const list = Object.values(engines).sort((a, b) => (a.endpoint < b.endpoint ? -1 : 1));
+    const findings = findingsByGpu(rep);
+    for (const e of list) {
+      const own = e.pid && byPid[e.pid];
+      e.gpus = own ? [...own].sort((a, b) => a - b) : list.length === 1 ? cur.gpus.map((g) => String(g.gpu)) : [];
+      const q = (b) => quantile(0.99, b.sort((x, y) => x[0] - y[0]));
+      e.p99 = q(e.e2e);
+      e.ttftP99 = q(e.ttft);
+      e.findings = [];
+      for (const g of e.gpus) for (const f of (findings[g] || { findings: [] }).findings) {
+        if ((f.evidence || []).some((x) => (x.detail || "").includes(" at " + e.endpoint)) && !e.findings.includes(f.cause)) e.findings.push(f.cause);
+      }
+    }
+    return list;
+  }
+  const secs = (v) => (v == null ? "–" : v < 1 ? Math.round(v * 1000) + " ms" : v.toPrecision(3) + " s");
+  const count = (v) => (v == null ? "–" : String(Math.round(v)));
+  // One engine on a GPU's card.
+  function serviceLineHTML(e) {
+    return `<div class="meta service" data-endpoint="${esc(e.endpoint)}">${esc(e.kind)}${e.model ? " " + esc(e.model) : ""} · KV ${pct(e.kv)} · ${count(e.waiting)} waiting · ${count(e.running)} running · p99 ${secs(e.p99)}${e.findings.length ? ` · <span class="cause">${esc(e.findings.join(", "))}</span>` : ""}</div>`;
+  }
+  // The service view: every engine of the node.
+  function servicesHTML(engines) {
+    if (!engines.length) return "";
+    const rows = engines.map((e) => `<tr data-endpoint="${esc(e.endpoint)}"><td>${esc(e.kind)}</td><td>${esc(e.model || "–")}</td>
+      <td>${esc(e.endpoint)}</td><td>${e.gpus.length ? esc(e.gpus.join(",")) : "not known"}</td>
+      <td>${count(e.waiting)} / ${count(e.running)}</td><td>${pct(e.kv)}</td><td>${secs(e.p99)} / ${secs(e.ttftP99)}</td>
+      <td class="finding-cause">${e.findings.length ? esc(e.findings.join(", ")) : "none"}</td></tr>`).join("");
+    return `<section id="services"><h2>services</h2><table><tr><th>engine</th><th>model</th><th>endpoint</th><th>GPUs</th>
+      <th>waiting / running</th><th>KV cache</th><th>p99 / TTFT p99</th><th>finding</th></tr>${rows}</table></section>`;
+  }
+
   function sparkline(values, max) {
     const pts = values.map((v, i) => (v == null ? null : [i, v])).filter(Boolean);
     if (pts.length < 2) return `<svg class="spark" viewBox="0 0 100 22"></svg>`;
@@ -235,6 +291,7 @@
     ]);
     header(cur);
     const diag = findingsByGpu(rep);
+    const engines = enginesOf(cur, rep);
     const spark = {};
     for (const s of hist.series) if (!s.labels) spark[s.gpu + "/" + s.name] = s.values;
     const sp = (g, n, max) => sparkline(spark[g + "/" + n] || [], max);
@@ -245,6 +302,7 @@
       return `<a class="card" href="#/gpu/${esc(g.gpu)}" data-gpu="${esc(g.gpu)}" aria-label="GPU ${esc(g.gpu)}">
         <h2>GPU ${esc(g.gpu)} <small>${esc(g.name)}</small></h2>
         ${jobHTML(f)}
+        ${engines.filter((e) => e.gpus.includes(String(g.gpu))).map(serviceLineHTML).join("")}
         <div class="row"><span class="k">compute</span>${sp(g.gpu, "gpu_sm_active_ratio", 1)}<span class="v">SM ${pct(f.gpu_sm_active_ratio)} · occ ${pct(f.gpu_sm_occupancy_ratio)}</span></div>
         <div class="row"><span class="k">memory</span>${sp(g.gpu, "gpu_mem_bandwidth_util_ratio", 1)}<span class="v">${gib(f.gpu_memory_used_bytes)}/${gib(f.gpu_memory_total_bytes)} G · BW ${pct(f.gpu_mem_bandwidth_util_ratio)}</span></div>
         <div class="row"><span class="k">io</span>${sp(g.gpu, "gpu_pcie_rx_bandwidth_util_ratio", 1)}<span class="v">PCIe ${pct(f.gpu_pcie_rx_bandwidth_util_ratio)}/${pct(f.gpu_pcie_tx_bandwidth_util_ratio)} ${esc(link)}</span></div>
@@ -258,7 +316,8 @@
     const waste = Object.entries(byCause).map(([c, w]) => `${esc(c)} ${Number(w.gpu_hours || 0).toFixed(2)} GPU-h`).join(" · ");
     $("#main").innerHTML = `<h1 class="sr">${cur.gpus.length} GPUs</h1>
       ${waste ? `<p class="muted">waste by cause: ${waste}</p>` : ""}
-      <div class="grid" id="gpus">${cards.join("")}</div>`;
+      <div class="grid" id="gpus">${cards.join("")}</div>
+      ${servicesHTML(engines)}`;
   }
 
   function chart(el, title, xs, series, opts) {

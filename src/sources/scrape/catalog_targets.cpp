@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "diagnose/openmetrics_parser.h"
 
@@ -70,6 +71,14 @@ std::string_view label_of(diagnose::LabelSpan labels, std::string_view name) {
     if (k == name) return v;
   }
   return {};
+}
+
+// The model an engine's series names: vLLM's and SGLang's model_name,
+// Triton's model, the model label of serving_engine_info another gpulens
+// wrote; "" none (TGI's series name none).
+std::string_view model_of(diagnose::LabelSpan labels) {
+  if (const std::string_view m = label_of(labels, "model_name"); !m.empty()) return m;
+  return label_of(labels, "model");
 }
 
 // dcgm-exporter's clock_event names onto gpulens' reason names (clock_reasons()).
@@ -196,6 +205,14 @@ std::vector<CatalogTarget> through_mapping(std::string_view name, diagnose::Labe
     }
     CatalogTarget t{id, ratio, std::move(extra), combine_of(id)};
     t.negative_is_unknown = scraped.front().negative_is_unknown;
+    if (id == FieldId::kServingEngineInfo) {
+      // Another gpulens' serving_engine_info: its engine and model.
+      const std::string_view model = model_of(labels);
+      if (model.empty() || t.extra.empty()) return {};
+      t.extra += ',' + label("model", model);
+      t.one = true;
+      t.combine = Combine::kFirst;
+    }
     return {std::move(t)};
   }
   return {};
@@ -228,6 +245,17 @@ std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::Labe
     return {std::move(t)};
   }
   return {};
+}
+
+std::optional<CatalogTarget> engine_info(std::string_view name, diagnose::LabelSpan labels) {
+  if (engine_kind(recognise(name)).empty()) return std::nullopt;  // gpulens' own names carry their own info
+  const std::string_view model = model_of(labels);
+  std::string extra = serving_extra(name, labels, false);
+  if (model.empty() || extra.empty()) return std::nullopt;
+  extra += ',' + label("model", model);
+  CatalogTarget t{FieldId::kServingEngineInfo, 1.0, std::move(extra), Combine::kFirst};
+  t.one = true;
+  return t;
 }
 
 std::string with_endpoint(std::string_view extra, std::string_view endpoint) {
@@ -305,6 +333,9 @@ class PageSink final : public diagnose::MetricSink {
   int64_t on_series(std::string_view name, diagnose::LabelSpan labels) override {
     std::vector<CatalogTarget> t = catalog_targets(name, labels);
     if (t.empty()) return -1;
+    if (field(t.front().field).layer == Layer::kServing) {
+      if (auto info = engine_info(name, labels)) t.push_back(std::move(*info));
+    }
     for (CatalogTarget& x : t) {
       if (field(x.field).layer != Layer::kServing) continue;
       std::string extra = with_endpoint(x.extra, endpoint_);
@@ -318,8 +349,8 @@ class PageSink final : public diagnose::MetricSink {
   }
   void on_sample(int64_t handle, int64_t, double v) override {
     for (const CatalogTarget& t : series_[static_cast<size_t>(handle)]) {
-      const double x = v * t.scale * (t.percent_or_ratio && v > 1 ? 0.01 : 1.0);
-      if (error_.empty()) {
+      const double x = t.one ? 1.0 : v * t.scale * (t.percent_or_ratio && v > 1 ? 0.01 : 1.0);
+      if (error_.empty() && !t.one) {
         if (std::string why = check_serving_value(t.field, x); !why.empty()) error_ = why;
       }
       if (std::isnan(x)) continue;

@@ -33,6 +33,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,10 +59,20 @@ struct CatalogTarget {
   // value above 1 is percent, scaled by 0.01 (model/catalog.h).
   bool percent_or_ratio = false;
   bool negative_is_unknown = false;  // a link speed below 0: unknown, absent
+  bool one = false;  // serving_engine_info: 1 whatever the value
   bool operator==(const CatalogTarget&) const = default;
 };
 
 std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::LabelSpan labels);
+
+// serving_engine_info{engine="vllm",model="..."} 1 for an engine's own
+// series that names its model (vLLM and SGLang model_name, Triton model),
+// beside what catalog_targets() maps it onto; nullopt for a series that
+// names none (TGI) and for gpulens' own names (their serving_engine_info
+// maps through catalog_targets(), its model kept). Endpoint and pid follow
+// as on every serving series, so the model reaches /metrics, recordings
+// and the diagnosis' engine entity.
+std::optional<CatalogTarget> engine_info(std::string_view name, diagnose::LabelSpan labels);
 
 // The extra labels of a serving engine's series (`engine="vllm"`, with le,
 // or behind a histogram's "sum"/"count") with `endpoint` (the scrape target

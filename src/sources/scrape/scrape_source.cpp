@@ -29,6 +29,22 @@ using scrape::Exporter;
 constexpr std::string_view kAccept =
     "application/openmetrics-text;version=1.0.0;q=0.9,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
 
+// Why the HTTP client failed, in gpulens_source_down_reason's set: the
+// deadline passed; the target refused the connection; its name or route is
+// not there; TLS failed; the answer was larger than max_bytes; else error.
+std::string_view client_reason(const Status& s) {
+  const std::string& m = s.message();
+  if (s.code() == Code::kDeadline) return "timeout";
+  if (m.find("exceeds") != std::string::npos) return "too_large";
+  if (m.find("refused") != std::string::npos) return "refused";
+  if (m.starts_with("resolve ") || m.find("unreachable") != std::string::npos ||
+      m.find("No route") != std::string::npos) {
+    return "unreachable";
+  }
+  if (m.find("TLS") != std::string::npos) return "tls";
+  return "error";
+}
+
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -176,8 +192,11 @@ class TargetSink final : public diagnose::MetricSink {
     const Exporter exporter = scrape::recognise(name);
     exporters_seen_.insert(exporter);
     if (name == "gpulens_simulated") simulated_ = true;  // another gpulens running its simulator
-    const std::vector<scrape::CatalogTarget> targets = scrape::catalog_targets(name, labels);
+    std::vector<scrape::CatalogTarget> targets = scrape::catalog_targets(name, labels);
     if (targets.empty()) return -1;
+    if (field(targets.front().field).layer == Layer::kServing) {
+      if (auto info = scrape::engine_info(name, labels)) targets.push_back(std::move(*info));
+    }
     // The one rule of outside labels (model/label_rules.h): a series that
     // breaks it is dropped, and counted at every scrape that gives it.
     if (LabelCheck c = check_labels(labels, label_limits_); !c) {
@@ -215,6 +234,7 @@ class TargetSink final : public diagnose::MetricSink {
       // engines on one node stay two (docs/serving.md).
       Out o{kNoSlot, t.scale, t.field,
             field(t.field).layer == Layer::kServing ? scrape::with_endpoint(t.extra, target_) : t.extra, t.combine};
+      o.one = t.one;
       o.percent_or_ratio = t.percent_or_ratio;
       o.negative_is_unknown = t.negative_is_unknown;
       if (h.mig_gi >= 0) {
@@ -250,7 +270,7 @@ class TargetSink final : public diagnose::MetricSink {
     // A serving engine's value no engine can mean (NaN, negative, a KV-cache
     // usage above 1): the whole page is refused (docs/serving.md, "Bad pages").
     for (const Out& o : h.outs) {
-      if (!bad_serving_.empty() || field(o.field).layer != Layer::kServing) continue;
+      if (!bad_serving_.empty() || o.one || field(o.field).layer != Layer::kServing) continue;
       const double x = v * o.scale * (o.percent_or_ratio && v > 1 ? 0.01 : 1.0);
       if (std::string why = scrape::check_serving_value(o.field, x); !why.empty()) bad_serving_ = why;
     }
@@ -558,6 +578,7 @@ class Target {
   struct State {
     bool up = false;
     std::string error;
+    std::string_view reason = "error";  // while down: gpulens_source_down_reason's label
     double duration = 0;
     int64_t last_ok_ms = 0;
     bool simulated = false;  // the target said gpulens_simulated: its values are made up
@@ -589,11 +610,18 @@ class Target {
     return std::make_unique<diagnose::OpenMetricsParser>(shown_, *sink_, limits);
   }
 
-  Status scrape_once(int64_t t0) {
+  // One scrape; `why` is the reason a failed one gives
+  // (gpulens_source_down_reason, the catalog's set).
+  Status scrape_once(int64_t t0, std::string_view& why) {
     sink_->begin(t0);
     auto r = client_->get(url_, {{"Accept", std::string(kAccept)}});
-    if (!r) return r.status();
+    if (!r) {
+      why = client_reason(r.status());
+      return r.status();
+    }
+    why = "http_status";
     if (r->status != 200) return unavailable("HTTP " + std::to_string(r->status));
+    why = "parse_error";
     // A binary answer (compressed without Content-Encoding, not text at
     // all) is down, not "0 series".
     if (r->body.find('\0') != std::string::npos) {
@@ -614,9 +642,11 @@ class Target {
     Status s = parser_->feed(r->body);
     if (s) s = parser_->finish();
     if (s && !sink_->bad_serving().empty()) {
+      why = "bad_values";
       s = invalid_argument(sink_->bad_serving() + ": the engine's page is not read, its engine not judged");
     }
     if (!s && parser_->stats().series >= parser_limit_) {
+      why = "too_many_series";
       // Series churn past the bound: start afresh next time (the counts of
       // dropped series carry over).
       auto fresh = std::make_unique<TargetSink>(registry_, gpus_, shown_, options_, budget_);
@@ -633,7 +663,8 @@ class Target {
       lock.unlock();
       const int64_t t0 = now_ms();
       const auto c0 = std::chrono::steady_clock::now();
-      Status s = scrape_once(t0);
+      std::string_view why = "error";
+      Status s = scrape_once(t0, why);
       const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
       if (s) publish_pods();
       log_drops(t0);
@@ -650,6 +681,7 @@ class Target {
       } else {
         values_.clear();
         state_.up = false;
+        state_.reason = why;
         state_.error = s.message().starts_with(shown_) ? s.message() : shown_ + ": " + s.message();
       }
       attempted_ = true;
@@ -744,7 +776,7 @@ class Target {
   std::condition_variable cv_;
   bool stopping_ = false, attempted_ = false;
   std::vector<Frame::Value> values_;
-  State state_{false, "not scraped yet", 0, 0};
+  State state_{false, "not scraped yet", "error", 0, 0};
   int logged_up_ = -1;
   std::string logged_error_, logged_exporters_;
   std::map<int, GpuPod> pods_;  // under mu_: the last good scrape's, for gpu_pod_info
@@ -799,6 +831,7 @@ class ScrapeSource final : public Source {
       }
       if (st.up && st.simulated) frame.set_node(FieldId::kAgentSimulated, label("scenario", "scrape " + t->shown()), 1);
       if (!st.up) {
+        frame.set_node(FieldId::kAgentSourceDownReason, src + "," + label("reason", st.reason), 1);
         ++n_down;
         down += (down.empty() ? "" : "; ") + st.error;
       }

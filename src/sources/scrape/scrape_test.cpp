@@ -205,6 +205,8 @@ TEST(ScrapeSource, ScrapedGpusBecomeTheGpusWithTheirPods) {
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, kNodeEntity, vllm), 7);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, vllm + ",le=\"0.3\""), 10);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "sum," + vllm), 2.5);
+  // The model its series name (model_name), once per engine.
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingEngineInfo, kNodeEntity, vllm + ",model=\"m\""), 1);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kAgentSourceUp, kNodeEntity,
                             "source=\"scrape\",target=\"" + srv.url("/dcgm") + "\""),
                    1);
@@ -304,6 +306,23 @@ TEST(ScrapeSource, BadTargetsAreDownWithTheirReasonWhileTheOthersServe) {
   EXPECT_EQ(up("/big"), 0);
   EXPECT_EQ(up("http://127.0.0.1:1/metrics"), 0);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuSmOccupancy, 0), 0.25);  // the good one still served
+  // Why each is down (gpulens_source_down_reason), one reason per target,
+  // none for the one that is up.
+  auto down = [&](const std::string& path, std::string_view reason) {
+    return value_of(reg, live, FieldId::kAgentSourceDownReason, kNodeEntity,
+                    "source=\"scrape\",target=\"" + (path[0] == '/' ? srv.url(path) : path) + "\",reason=\"" +
+                        std::string(reason) + "\"");
+  };
+  EXPECT_EQ(down("/garbage", "parse_error"), 1);
+  EXPECT_EQ(down("/500", "http_status"), 1);
+  EXPECT_EQ(down("/hang", "timeout"), 1);
+  EXPECT_EQ(down("/big", "too_large"), 1);
+  EXPECT_EQ(down("http://127.0.0.1:1/metrics", "refused"), 1);
+  EXPECT_EQ(down("/500", "error"), -1);  // only its own reason
+  for (std::string_view r : {"timeout", "refused", "unreachable", "tls", "http_status", "too_large", "too_many_series",
+                             "parse_error", "bad_values", "error"}) {
+    EXPECT_EQ(down("/dcgm", r), -1) << r;  // up: no reason at all
+  }
 }
 
 TEST(ScrapeSource, ATargetThatBreaksLosesItsValuesAndReloadChangesTargets) {

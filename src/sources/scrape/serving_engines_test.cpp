@@ -132,6 +132,45 @@ TEST(ServingScrape, EveryEngineOnTheNodeIsKeptApartAndRanksAreNotMultiplied) {
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, "sum," + tgi), 320);
   // Nothing node-wide without an engine.
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, ""), -1);
+  // Each engine's model, from its own model_name label (TGI names none).
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingEngineInfo, v1 + ",model=\"meta-llama/Llama-3.1-8B-Instruct\""), 1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingEngineInfo, v0 + ",model=\"mistralai/Mistral-7B-v0.1\""), 1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingEngineInfo, sg + ",model=\"Qwen/Qwen2.5-72B-Instruct\""),
+                   1);
+  std::lock_guard lock(reg.mutex());
+  size_t tgi_infos = 0;
+  for (uint32_t slot : reg.slots_of(FieldId::kServingEngineInfo)) {
+    if (reg.series(slot).extra.find(tgi) != std::string::npos) ++tgi_infos;
+  }
+  EXPECT_EQ(tgi_infos, 0u);
+}
+
+TEST(ServingTargets, AnEnginesModelIsItsInfoSeries) {
+  const std::vector<std::pair<std::string_view, std::string_view>> v1 = {{"engine", "0"}, {"model_name", "m"}};
+  auto info = scrape::engine_info("vllm:num_requests_waiting", v1);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->field, FieldId::kServingEngineInfo);
+  EXPECT_EQ(info->extra, "engine=\"vllm\",model=\"m\"");
+  EXPECT_TRUE(info->one);
+  EXPECT_EQ(scrape::engine_info("vllm:e2e_request_latency_seconds_bucket", {{"le", "0.1"}, {"model_name", "m"}})->extra,
+            "engine=\"vllm\",model=\"m\"");  // no le on the info
+  EXPECT_FALSE(scrape::engine_info("tgi_queue_size", {}).has_value());  // no model named
+  EXPECT_FALSE(scrape::engine_info("serving_requests_waiting", {{"engine", "vllm"}, {"model", "m"}}).has_value());
+  // Another gpulens' serving_engine_info keeps its engine, endpoint and model.
+  const auto t = targets("serving_engine_info", {{"engine", "vllm"}, {"endpoint", "http://a:8000/metrics"}, {"model", "m"}});
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].field, FieldId::kServingEngineInfo);
+  EXPECT_EQ(t[0].extra, "engine=\"vllm\",endpoint=\"http://a:8000/metrics\",model=\"m\"");
+  EXPECT_TRUE(t[0].one);
+  // The page function: the info carries endpoint and pid as the engine's series do.
+  auto values = scrape::map_page("vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} 7\n", "http://h:1/metrics", "42");
+  ASSERT_TRUE(values.ok()) << values.status().message();
+  bool found = false;
+  for (const auto& v : *values) {
+    found |= v.field == FieldId::kServingEngineInfo &&
+             v.extra == "engine=\"vllm\",endpoint=\"http://h:1/metrics\",pid=\"42\",model=\"m\"" && v.value == 1;
+  }
+  EXPECT_TRUE(found);
 }
 
 // The one page-reading function the simulator's engines go through: the
@@ -197,6 +236,13 @@ TEST(ServingScrape, APageWithAnAbsurdValueIsDownAndItsEngineAbsent) {
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsWaiting, engine("/neg")), -1);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kAgentSourceUp, "source=\"scrape\",target=\"" + srv.url("/neg") + "\""), 0);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kAgentSourceUp, "source=\"scrape\",target=\"" + srv.url("/good") + "\""), 1);
+  // gpulens_source_down_reason says why: bad values, not a parse error.
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kAgentSourceDownReason,
+                            "source=\"scrape\",target=\"" + srv.url("/neg") + "\",reason=\"bad_values\""),
+                   1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kAgentSourceDownReason,
+                            "source=\"scrape\",target=\"" + srv.url("/nan") + "\",reason=\"bad_values\""),
+                   1);
 }
 
 }  // namespace
