@@ -152,10 +152,12 @@ TEST(ServingTargets, AnEnginesModelIsItsInfoSeries) {
   EXPECT_EQ(info->field, FieldId::kServingEngineInfo);
   EXPECT_EQ(info->extra, "engine=\"vllm\",model=\"m\"");
   EXPECT_TRUE(info->one);
-  EXPECT_EQ(scrape::engine_info("vllm:e2e_request_latency_seconds_bucket", {{"le", "0.1"}, {"model_name", "m"}})->extra,
+  const std::vector<std::pair<std::string_view, std::string_view>> bucket = {{"le", "0.1"}, {"model_name", "m"}},
+                                                                     own = {{"engine", "vllm"}, {"model", "m"}};
+  EXPECT_EQ(scrape::engine_info("vllm:e2e_request_latency_seconds_bucket", bucket)->extra,
             "engine=\"vllm\",model=\"m\"");  // no le on the info
   EXPECT_FALSE(scrape::engine_info("tgi_queue_size", {}).has_value());  // no model named
-  EXPECT_FALSE(scrape::engine_info("serving_requests_waiting", {{"engine", "vllm"}, {"model", "m"}}).has_value());
+  EXPECT_FALSE(scrape::engine_info("serving_requests_waiting", own).has_value());
   // Another gpulens' serving_engine_info keeps its engine, endpoint and model.
   const auto t = targets("serving_engine_info", {{"engine", "vllm"}, {"endpoint", "http://a:8000/metrics"}, {"model", "m"}});
   ASSERT_EQ(t.size(), 1u);
