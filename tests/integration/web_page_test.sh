@@ -36,5 +36,5 @@ echo "assets: $size bytes"
 serving_port=$(free_port)
 start_agent serving "$serving_port" --source sim --scenario kernel-launch-bound-inference --sim-prefill 20m
 services_port=$(free_port)
-start_agent services "$services_port" --source sim --scenario two-engines --sim-prefill 20m
+start_agent services "$services_port" --source sim --scenario two-engines --sim-prefill 20m --interval 5s
 SERVING_URL="http://127.0.0.1:$serving_port" SERVICES_URL="http://127.0.0.1:$services_port" node "$mods/web_test.mjs" "$base" $SHOTS || stack_fail "browser checks"
