@@ -29,6 +29,10 @@ void CommonFlags::add_to(CLI::App& app) {
   app.add_option("--nvml-library", nvml_library, "path of libnvidia-ml.so.1");
   app.add_option("--hpc-job-mapping-dir", hpc_job_mapping_dir,
                  "Slurm's GPU -> job mapping directory (dcgm-exporter's format), for gpu_job_info");
+  app.add_flag("--kube-owner-labels", kube_owner_labels,
+               "with --source ...,kubelet: the pods' owner/job labels from the Kubernetes API server, for gpu_job_info");
+  app.add_option("--kube-api-url", kube_api_url, "the Kubernetes API server (default: in-cluster)");
+  app.add_option("--node-name", node_name, "this node's name for --kube-owner-labels (default: $NODE_NAME)");
   app.add_option("--kmsg-path", kmsg_path, "kernel log the kmsg source tails (default /dev/kmsg; a file or FIFO in tests)");
   app.add_option("--profile", profile,
                  "GPU fields collected: minimal (8 series per GPU), standard (what the diagnosis and the alert "
@@ -57,7 +61,11 @@ Result<AgentConfig> CommonFlags::resolve() const {
       {"source.nvml.library", &nvml_library}, {"log.level", &log_level}, {"log.format", &log_format},
       {"profile", &profile}, {"collectors", &collectors}, {"source.kmsg.path", &kmsg_path},
       {"source.nvml.hpc_job_mapping_dir", &hpc_job_mapping_dir},
+      {"source.kubelet.api_url", &kube_api_url},          {"source.kubelet.node_name", &node_name},
   };
+  if (kube_owner_labels) {
+    if (Status s = set_key(c, "source.kubelet.owner_labels", "true", "--kube-owner-labels"); !s) return s;
+  }
   std::string scrape_targets;
   for (const auto& t : scrape) scrape_targets += (scrape_targets.empty() ? "" : ",") + t;
   if (!scrape_targets.empty()) {

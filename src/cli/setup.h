@@ -23,6 +23,8 @@ struct CommonFlags {
   std::string proc_root, sys_root, nvml_library;
   std::string kmsg_path;
   std::string hpc_job_mapping_dir;
+  bool kube_owner_labels = false;
+  std::string kube_api_url, node_name;
   std::string log_level, log_format;
   std::string profile, collectors;
   std::vector<std::string> scrape;  // --scrape URL, repeatable

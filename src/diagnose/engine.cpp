@@ -305,6 +305,7 @@ void merge_report(Report& into, Report part) {
       continue;
     }
     for (std::string& g : j.gpus) same->gpus.push_back(std::move(g));
+    for (std::string& n : j.notes) same->notes.push_back(std::move(n));
     same->hosts += j.hosts;
     same->waste_gpu_seconds += j.waste_gpu_seconds;
     if (!same->has_root && j.has_root) {
@@ -337,7 +338,9 @@ Report diagnose(const SignalSet& set, const Thresholds& th) {
     if (!fault.found) continue;
     for (const auto& member : job.gpus) {
       if (member.first == fault.host && member.second == fault.gpu) continue;
-      peer_of[member] = {fault.ms, set.hosts[fault.host].name, fault.gpu};
+      // A GPU of two jobs waits for the fault that came first.
+      auto [it, fresh] = peer_of.try_emplace(member, PeerOf{fault.ms, set.hosts[fault.host].name, fault.gpu});
+      if (!fresh && fault.ms < it->second.ms) it->second = {fault.ms, set.hosts[fault.host].name, fault.gpu};
     }
   }
   for (size_t h = 0; h < set.hosts.size(); ++h) {
@@ -352,6 +355,12 @@ Report diagnose(const SignalSet& set, const Thresholds& th) {
       gr.uuid = g.uuid;
       gr.model = g.model;
       gr.mig = g.mig;
+      if (!g.also_jobs.empty()) {
+        std::string ids = g.job;
+        for (const GpuSignals::JobClaim& c : g.also_jobs) ids += ", " + c.job;
+        gr.notes.push_back("claimed by " + std::to_string(g.also_jobs.size() + 1) + " jobs at the same time (" + ids +
+                           "): listed under each job; its waste counts once per cause and in each job's total");
+      }
       const auto peer = peer_of.find({h, g.index});
       int64_t cutoff = first_fatal_fault_ms(g);
       if (peer != peer_of.end()) {

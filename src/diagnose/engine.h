@@ -139,7 +139,9 @@ struct JobReport {
   // hang.since_ms; hang.host/gpu: the GPU stuck first (cause "hang").
   bool hung = false;
   JobRoot hang;
-  double waste_gpu_seconds = 0;   // all waste of its GPUs
+  double waste_gpu_seconds = 0;   // all waste of its GPUs (a GPU two jobs claim counts in both)
+  // e.g. a GPU another job claims at the same time (docs/jobs.md)
+  std::vector<std::string> notes;
 };
 
 struct Report {

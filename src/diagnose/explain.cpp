@@ -168,11 +168,16 @@ std::vector<JobGroup> job_groups(const SignalSet& set) {
     std::set<std::string> ids;
     for (const GpuSignals& g : host.gpus) {
       if (g.job.empty()) continue;
-      ids.insert(g.job);
-      JobGroup& j = by_id[g.job];
-      j.job = g.job;
-      if (j.source.empty()) j.source = g.job_source.empty() ? "environment" : g.job_source;
-      j.gpus.emplace_back(h, g.index);
+      // The GPU's job, and each job that claims it at the same time.
+      auto claim = [&](const std::string& id, const std::string& source) {
+        ids.insert(id);
+        JobGroup& j = by_id[id];
+        j.job = id;
+        if (j.source.empty()) j.source = source.empty() ? "environment" : source;
+        j.gpus.emplace_back(h, g.index);
+      };
+      claim(g.job, g.job_source);
+      for (const GpuSignals::JobClaim& c : g.also_jobs) claim(c.job, c.source);
     }
     // A lost GPU only the kernel log knows served the host's one job: NVML
     // lost it before it could name the job. With two jobs it is unknown which.
@@ -285,6 +290,21 @@ void explain_jobs(const SignalSet& set, const std::vector<JobGroup>& jobs, const
       hosts.insert(h);
     }
     jr.hosts = hosts.size();
+    for (const auto& [h, index] : job.gpus) {
+      // A GPU another job claims at the same time: both jobs list it.
+      for (const GpuSignals& g : set.hosts[h].gpus) {
+        if (g.index != index || g.also_jobs.empty()) continue;
+        std::string others;
+        auto name = [&](const std::string& id) {
+          if (id == job.job) return;
+          others += (others.empty() ? "" : ", ") + id;
+        };
+        name(g.job);
+        for (const GpuSignals::JobClaim& c : g.also_jobs) name(c.job);
+        jr.notes.push_back("GPU " + index + " of " + set.hosts[h].name + " is also claimed by job " + others +
+                           " at the same time: it is listed under each, its waste counts in each job");
+      }
+    }
     const JobFault fault = job_fault(set, job);
     if (fault.found) {
       jr.has_root = true;

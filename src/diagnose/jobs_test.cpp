@@ -459,6 +459,77 @@ TEST(Jobs, HostJobsWithoutJobInformation) {
   EXPECT_EQ(groups[1].source, "host");
 }
 
+// Two jobs claim GPU 1 at once (job-a on GPUs 0-1, job-b on GPUs 1-2); GPU 1
+// fails. Both jobs list it, both are stopped by it, and both say so.
+TEST(Jobs, AGpuTwoJobsClaimIsInBothJobsAndSaidSo) {
+  std::vector<GpuSignals> gpus{busy_gpu("0", "job-a", "slurm"), busy_gpu("1", "job-b", "slurm"),
+                               busy_gpu("2", "job-b", "slurm")};
+  gpus[1].also_jobs.push_back({"job-a", "slurm"});
+  lost_at(gpus[1], kFault);
+  stalled_from(gpus[0], kFault);
+  stalled_from(gpus[2], kFault);
+  const Report r = run({host("n1", gpus)});
+  const std::string text = report_text(r, false);
+  ASSERT_EQ(r.jobs.size(), 2u) << text;
+  EXPECT_EQ(r.jobs[0].job, "job-a");
+  EXPECT_EQ(r.jobs[0].gpus, (std::vector<std::string>{"n1/0", "n1/1"}));
+  EXPECT_EQ(r.jobs[1].job, "job-b");
+  EXPECT_EQ(r.jobs[1].gpus, (std::vector<std::string>{"n1/1", "n1/2"}));
+  for (const JobReport& j : r.jobs) {
+    ASSERT_TRUE(j.has_root) << text;
+    EXPECT_EQ(j.root.gpu, "1");
+    EXPECT_EQ(j.root.cause, "hardware_errors");
+    ASSERT_EQ(j.notes.size(), 1u) << text;
+    EXPECT_NE(j.notes[0].find("GPU 1 of n1 is also claimed by job " + std::string(j.job == "job-a" ? "job-b" : "job-a")),
+              std::string::npos)
+        << j.notes[0];
+  }
+  // Each peer waits for GPU 1, whichever job it runs.
+  for (size_t g : {0u, 2u}) {
+    ASSERT_FALSE(gpu(r, 0, g).findings.empty()) << text;
+    for (const Finding& f : gpu(r, 0, g).findings) EXPECT_EQ(f.explained_by.gpu, "1") << f.cause;
+  }
+  const GpuReport& shared = gpu(r, 0, 1);
+  ASSERT_EQ(shared.notes.size(), 1u) << text;
+  EXPECT_NE(shared.notes[0].find("claimed by 2 jobs at the same time (job-b, job-a)"), std::string::npos)
+      << shared.notes[0];
+  EXPECT_TRUE(gpu(r, 0, 0).notes.empty() || gpu(r, 0, 0).notes[0].find("claimed") == std::string::npos);
+  // Waste: once per cause over all GPUs; in each job that claims the GPU.
+  double by_cause = 0, by_gpu = 0;
+  for (const auto& [cause, w] : r.waste_by_cause) by_cause += w;
+  for (const GpuReport& g : r.hosts[0].gpus) by_gpu += g.waste_gpu_seconds;
+  EXPECT_NEAR(by_cause, by_gpu, 1e-6);
+  ASSERT_GT(shared.waste_gpu_seconds, 0) << text;
+  EXPECT_NEAR(r.jobs[0].waste_gpu_seconds + r.jobs[1].waste_gpu_seconds, by_gpu + shared.waste_gpu_seconds, 1e-6);
+  EXPECT_NE(text.find("note: GPU 1 of n1 is also claimed by job job-b"), std::string::npos) << text;
+  // The JSON carries the notes and reads back the same.
+  const std::string json = report_json(r);
+  EXPECT_NE(json.find(R"("notes":["GPU 1 of n1 is also claimed by job job-b)"), std::string::npos) << json;
+  auto back = report_from_json(json, "test");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->jobs.size(), 2u);
+  EXPECT_EQ(back->jobs[0].notes, r.jobs[0].notes);
+  EXPECT_EQ(back->jobs[1].notes, r.jobs[1].notes);
+  EXPECT_EQ(back->hosts[0].gpus[1].notes, shared.notes);
+}
+
+// Without a second claim the same GPUs form two separate jobs: GPU 1 is in
+// job-b only and job-a's GPU 0 is assessed on its own.
+TEST(Jobs, WithoutASecondClaimTheGpuIsInOneJob) {
+  std::vector<GpuSignals> gpus{busy_gpu("0", "job-a", "slurm"), busy_gpu("1", "job-b", "slurm"),
+                               busy_gpu("2", "job-b", "slurm")};
+  lost_at(gpus[1], kFault);
+  stalled_from(gpus[0], kFault);
+  stalled_from(gpus[2], kFault);
+  const Report r = run({host("n1", gpus)});
+  ASSERT_EQ(r.jobs.size(), 2u);
+  EXPECT_EQ(r.jobs[0].gpus, (std::vector<std::string>{"n1/0"}));
+  EXPECT_FALSE(r.jobs[0].has_root);
+  EXPECT_TRUE(r.jobs[0].notes.empty());
+  EXPECT_TRUE(r.jobs[1].notes.empty());
+  for (const Finding& f : gpu(r, 0, 0).findings) EXPECT_TRUE(f.explained_by.cause.empty()) << f.cause;
+}
+
 // --- jobs in recordings and fleets (mapping) ---------------------------------
 
 TEST(JobLabels, DcgmExportersHpcJobGroupsGpusAcrossHosts) {
@@ -500,6 +571,61 @@ TEST(JobLabels, GpuJobInfoNamesTheJobAndItsSource) {
   later.add("gpu_job_info", old_info, Series{{0, 1}, {kStep, 1}});
   later.add("gpu_job_info", info, Series{{2 * kStep, 1}, {3 * kStep, 1}});
   EXPECT_EQ(later.build().hosts.at(0).gpus.at(0).job, "run-7");
+}
+
+Series span(int from, int to) {  // gpu_job_info at 1 from point `from` to `to`, inclusive
+  Series s;
+  for (int i = from; i <= to; ++i) s.push_back({i * kStep, 1});
+  return s;
+}
+
+// Claims whose spans overlap hold the GPU at once; a job that ended before the
+// next one started (or handed over at one shared instant) was the GPU's
+// earlier job and gives way to the latest.
+TEST(JobLabels, OverlappingClaimsBothHoldTheGpuSequentialOnesGiveWay) {
+  const LabelPair g[] = {{"gpu", "0"}, {"hostname", "n1"}};
+  auto claims = [&](Series a, Series b, bool hpc_label = false) {
+    SignalSetBuilder bld;
+    bld.add("gpu_utilization_ratio", g, flat(0.9));
+    const LabelPair ia[] = {{"gpu", "0"}, {"hostname", "n1"}, {"job_id", "81234"}, {"source", "slurm"}};
+    const LabelPair ib[] = {{"gpu", "0"}, {"hostname", "n1"}, {"job_id", "run-9"}, {"source", "environment"}};
+    if (hpc_label) {
+      const LabelPair ha[] = {{"gpu", "0"}, {"hostname", "n1"}, {"hpc_job", "81234"}};
+      bld.add("DCGM_FI_DEV_GPU_TEMP", ha, a);
+    } else {
+      bld.add("gpu_job_info", ia, a);
+    }
+    bld.add("gpu_job_info", ib, b);
+    return bld.build().hosts.at(0).gpus.at(0);
+  };
+  const GpuSignals both = claims(span(0, 60), span(20, 80));
+  EXPECT_EQ(both.job, "run-9");
+  EXPECT_EQ(both.job_source, "environment");
+  EXPECT_EQ(both.also_jobs, (std::vector<GpuSignals::JobClaim>{{"81234", "slurm"}}));
+  EXPECT_EQ(claims(span(0, 60), span(20, 80), true).also_jobs,
+            (std::vector<GpuSignals::JobClaim>{{"81234", "slurm"}}));  // dcgm-exporter's hpc_job too
+  EXPECT_EQ(claims(span(30, 30), span(0, 80)).also_jobs.size(), 1u);      // one sample inside the other
+  EXPECT_EQ(claims(span(5, 5), span(5, 5)).also_jobs.size(), 1u);         // one scrape, both
+  const GpuSignals sequential = claims(span(0, 30), span(31, 80));
+  EXPECT_EQ(sequential.job, "run-9");
+  EXPECT_TRUE(sequential.also_jobs.empty());
+  EXPECT_TRUE(claims(span(0, 30), span(30, 80)).also_jobs.empty());       // handed over at one instant
+  // Grouped: the overlapping GPU is in both jobs, the sequential one in the latest.
+  SignalSet set;
+  HostSignals h;
+  h.name = "n1";
+  h.gpus = {both};
+  set.hosts.push_back(h);
+  std::vector<JobGroup> groups = job_groups(set);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].job, "81234");
+  EXPECT_EQ(groups[0].source, "slurm");
+  EXPECT_EQ(groups[1].job, "run-9");
+  EXPECT_EQ(groups[0].gpus, groups[1].gpus);
+  set.hosts[0].gpus = {sequential};
+  groups = job_groups(set);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].job, "run-9");
 }
 
 TEST(JobLabels, KubePodLabelsJoinByNamespaceAndPod) {

@@ -570,7 +570,9 @@ void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, Seri
       if (const std::string_view job = label_of(labels, "hpc_job"); !job.empty() && !s.empty()) {
         // dcgm-exporter's HPC job mapping (--hpc-job-mapping-dir): a Slurm job.
         auto& seen = g.jobs[std::string(job)];
-        seen = {std::max(seen.first, s.back().t_ms), "slurm"};
+        seen.first = std::min(seen.first, s.front().t_ms);
+        seen.last = std::max(seen.last, s.back().t_ms);
+        seen.source = "slurm";
       }
       const std::string_view pid = label_of(labels, "pid");
       if (!pid.empty() && (sig == GpuSig::kFragmentation || sig == GpuSig::kExternalFragmentation ||
@@ -654,7 +656,11 @@ void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, Seri
       std::string_view source = label_of(labels, "source");
       if (source.empty()) source = "environment";
       auto& seen = gpu_of(h, labels).jobs[std::string(job)];
-      if (s.back().t_ms >= seen.first) seen = {s.back().t_ms, std::string(source)};
+      seen.first = std::min(seen.first, s.front().t_ms);
+      if (s.back().t_ms >= seen.last) {
+        seen.last = s.back().t_ms;
+        seen.source = std::string(source);
+      }
       break;
     }
     case K::kPodLabels: break;  // joined in add_for_host()
@@ -883,7 +889,12 @@ void SignalSetBuilder::join_by_uuid() {
       if (to.pod.empty()) to.pod = std::move(g.pod);
       for (auto& [job, seen] : g.jobs) {
         auto [it, fresh] = to.jobs.try_emplace(job, seen);
-        if (!fresh && seen.first > it->second.first) it->second = seen;
+        if (fresh) continue;
+        it->second.first = std::min(it->second.first, seen.first);
+        if (seen.last > it->second.last) {
+          it->second.last = seen.last;
+          it->second.source = seen.source;
+        }
       }
     }
     for (size_t i = 0; i < kHostSigCount; ++i) take_missing(into.parts[i], from.parts[i]);
@@ -1020,14 +1031,25 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
       gs.peer_paths = std::move(g.peer_paths);
       gs.local_cpus = std::move(g.local_cpus);
       gs.mig = std::move(g.mig);
-      // The job: the one seen last (gpu_job_info, hpc_job), else the pod's owner.
-      int64_t latest = INT64_MIN;
+      // The job: the one seen last (gpu_job_info, hpc_job), else the pod's
+      // owner. A job whose claim overlaps that one's in time holds the GPU
+      // too (docs/jobs.md); one that ended before it started was an earlier
+      // job on the GPU and gives way.
+      const GpuAcc::JobSeen* primary = nullptr;
       for (const auto& [job, seen] : g.jobs) {
-        if (seen.first > latest) {
-          latest = seen.first;
+        if (primary == nullptr || seen.last > primary->last) {
+          primary = &seen;
           gs.job = job;
-          gs.job_source = seen.second;
+          gs.job_source = seen.source;
         }
+      }
+      for (const auto& [job, seen] : g.jobs) {
+        if (&seen == primary) continue;
+        // Sharing one instant at the ends is a hand-over (a query's step
+        // can show the old job's last point beside the new one's first).
+        const bool overlaps = seen.first < primary->last && primary->first < seen.last;
+        const bool same_span = seen.first == primary->first && seen.last == primary->last;  // e.g. one scrape
+        if (overlaps || same_span) gs.also_jobs.push_back({job, seen.source});
       }
       if (gs.job.empty() && !g.pod.empty()) {
         if (auto it = pod_jobs_.find(g.pod); it != pod_jobs_.end()) {

@@ -143,7 +143,12 @@ class SignalSetBuilder {
  private:
   struct GpuAcc {
     std::string uuid, model;
-    std::map<std::string, std::pair<int64_t, std::string>> jobs;  // job -> (latest time seen, source)
+    // A job's claim on the GPU: when it was seen first and last, and its source.
+    struct JobSeen {
+      int64_t first = INT64_MAX, last = INT64_MIN;
+      std::string source;
+    };
+    std::map<std::string, JobSeen> jobs;  // by job id
     std::string pod;  // "namespace/pod" of dcgm-exporter's pod mapping
     MigInstance mig;
     std::map<std::string, std::string> peer_paths;

@@ -232,7 +232,12 @@ std::string report_json(const Report& r) {
     }
     o += ",\"waste_gpu_hours\":";
     json_number(o, hours(job.waste_gpu_seconds));
-    o += '}';
+    o += ",\"notes\":[";
+    for (size_t n = 0; n < job.notes.size(); ++n) {
+      if (n) o += ',';
+      json_string(o, job.notes[n]);
+    }
+    o += "]}";
   }
   o += "],\"simulated\":";
   o += r.simulated() ? "true" : "false";

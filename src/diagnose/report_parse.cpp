@@ -147,6 +147,13 @@ Result<Report> report_from_json(std::string_view json, std::string_view what) {
       }
       const double w = number(j, "waste_gpu_hours");
       jr.waste_gpu_seconds = std::isfinite(w) ? w * 3600 : 0;
+      simdjson::dom::array notes;
+      if (!j["notes"].get(notes)) {
+        for (element n : notes) {
+          std::string_view v;
+          if (!n.get(v)) jr.notes.emplace_back(v);
+        }
+      }
       r.jobs.push_back(std::move(jr));
     }
   }

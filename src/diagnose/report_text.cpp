@@ -211,6 +211,7 @@ void jobs_text(const Report& r, const Style& st, std::string& o) {
     char b[64];
     std::snprintf(b, sizeof b, "; %.1f GPU-hours lost\n", hours(j.waste_gpu_seconds));
     lines += r.point_in_time ? "\n" : b;
+    for (const std::string& n : j.notes) lines += std::string("    ") + st.dim + "note: " + n + st.reset + "\n";
   }
   if (lines.empty()) return;
   o += "\n" + std::string(st.bold) + "jobs" + st.reset + "\n" + lines;

@@ -149,6 +149,14 @@ struct GpuSignals {
   // the GPU counts in its host's job.
   std::string job;
   std::string job_source;
+  // Other jobs that claim the GPU at the same time as `job` (their claims'
+  // spans overlap): the GPU belongs to each of them (docs/jobs.md). A job
+  // that ended before `job` started is not listed.
+  struct JobClaim {
+    std::string job, source;
+    bool operator==(const JobClaim&) const = default;
+  };
+  std::vector<JobClaim> also_jobs;
   std::array<Series, kGpuSigCount> sigs;
   Series& sig(GpuSig s) { return sigs[static_cast<size_t>(s)]; }
   const Series& sig(GpuSig s) const { return sigs[static_cast<size_t>(s)]; }

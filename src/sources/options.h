@@ -51,6 +51,16 @@ struct KubeletOptions {
   std::string socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
   int64_t refresh_ms = 10000;  // List at most this often; scrapes read the cached answer
   int64_t timeout_ms = 2000;   // deadline of each call: a hung kubelet costs this, once per refresh
+  // The pods' owner/job labels from the Kubernetes API server (pod_owners.h,
+  // docs/jobs.md): off by default, needs get/list on pods.
+  bool owner_labels = false;
+  std::string api_url;          // "": https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT
+  std::string node_name;        // "": $NODE_NAME
+  std::string token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+  std::string ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
+  int64_t owner_refresh_ms = 60000;      // the node's pods are listed at most this often
+  int64_t owner_timeout_ms = 5000;       // deadline of one list
+  int64_t owner_max_bytes = 16 << 20;    // a bigger answer is an error (labels absent)
 };
 
 // The scrape source (sources/scrape/scrape_source.h): endpoints on the node.

@@ -128,6 +128,14 @@ has web-config 'scheme: https'
 has web-config 'insecureSkipVerify: true'
 lacks web-config 'path: /healthz'
 lacks default 'web-config'
+has kube-owner-labels '- --kube-owner-labels$'
+has kube-owner-labels 'automountServiceAccountToken: true'
+has kube-owner-labels 'fieldPath: spec.nodeName'
+has kube-owner-labels 'kind: ClusterRoleBinding'
+has kube-owner-labels 'verbs: \[get, list\]'
+lacks default 'kube-owner-labels'
+lacks default 'kind: ClusterRole'
+lacks default 'automountServiceAccountToken: true'
 [[ $(grep -c '^kind:' "$tmp/minimal.yaml") == 2 ]] || fail "minimal: want a DaemonSet and a Service"
 
 # The chart's PrometheusRule carries exactly `gpulens rules` (native and dcgm).
@@ -169,4 +177,11 @@ grep -q "added none" "$tmp/err" || fail "least-privilege message: $(cat "$tmp/er
 sed 's#path: /dev/kmsg#path: /var/log#' "$tmp/default.yaml" >"$tmp/kmsg.yaml"
 if $py "$here/k8s_pod_checks.py" least-privilege "$tmp/kmsg.yaml" 2>"$tmp/err"; then fail "kmsg volume on /var/log accepted"; fi
 grep -q 'volume kmsg mounts /var/log' "$tmp/err" || fail "least-privilege message: $(cat "$tmp/err")"
+# ... and a ClusterRole that grants more than get/list on pods.
+sed 's/verbs: \[get, list\]/verbs: [get, list, watch, delete]/' "$tmp/kube-owner-labels.yaml" >"$tmp/rbac.yaml"
+if $py "$here/k8s_pod_checks.py" least-privilege "$tmp/rbac.yaml" 2>"$tmp/err"; then fail "a wider ClusterRole accepted"; fi
+grep -q 'want only get and list on pods' "$tmp/err" || fail "least-privilege message: $(cat "$tmp/err")"
+printf 'kubeOwnerLabels: {enabled: true}\nsources: [nvml, host]\n' >"$tmp/owner.yaml"
+if "$render" -f "$tmp/owner.yaml" "$chart" >/dev/null 2>"$tmp/err"; then fail "kubeOwnerLabels without kubelet rendered"; fi
+grep -q 'kubeOwnerLabels.enabled needs kubelet in sources' "$tmp/err" || fail "kubeOwnerLabels: $(cat "$tmp/err")"
 echo "helm chart: ok (${#combos[@]} combinations: ${combos[*]})"

@@ -7,7 +7,8 @@
     k8s_pod_checks.py config RENDERED.yaml      # the ConfigMap's gpulens.yaml
 
 least-privilege: every DaemonSet's pod holds no more host access than the
-agent needs: no host network/PID/IPC, no API token, no privilege escalation,
+agent needs: no host network/PID/IPC, no API token (except with --kube-owner-labels, whose
+ClusterRole grants get and list on pods only), no privilege escalation,
 a read-only root, host paths only /proc, /sys and the kubelet's
 pod-resources directory, and /dev/kmsg (a character device, mounted at
 /dev/kmsg) with the one capability SYSLOG only when kmsg is a source, no
@@ -52,7 +53,17 @@ def least_privilege(docs):
         for key in ("hostPID", "hostNetwork", "hostIPC"):
             if pod.get(key):
                 err(f"{key} is set")
-        if pod.get("automountServiceAccountToken") is not False:
+        # The API token only for the pods' owner labels, with get/list on pods only (below).
+        owner_labels = any("--kube-owner-labels" in c.get("args", []) for c in pod["containers"])
+        if owner_labels:
+            if pod.get("automountServiceAccountToken") is not True:
+                err("--kube-owner-labels without the API token (automountServiceAccountToken: true)")
+            bound = [b for b in docs if b["kind"] == "ClusterRoleBinding"
+                     and any(s.get("kind") == "ServiceAccount" and s.get("name") == pod.get("serviceAccountName")
+                             for s in b.get("subjects", []))]
+            if not bound:
+                err("--kube-owner-labels but no ClusterRoleBinding for the pod's service account")
+        elif pod.get("automountServiceAccountToken") is not False:
             err("automountServiceAccountToken is not false")
         if pod.get("securityContext", {}).get("sysctls"):
             err("sysctls set")
@@ -106,6 +117,11 @@ def least_privilege(docs):
             m["name"] == "pod-resources" for c in pod["containers"] for m in c.get("volumeMounts", [])
         ):
             err("pod-resources volume is not mounted")
+    for role in (d for d in docs if d["kind"] in ("ClusterRole", "Role")):
+        want = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]
+        if role.get("rules") != want:
+            errors.append(f"{role['kind']}/{role['metadata']['name']}: rules {role.get('rules')}, want only get and "
+                          "list on pods")
     for sa in (d for d in docs if d["kind"] == "ServiceAccount"):
         if sa.get("automountServiceAccountToken") is not False:
             errors.append(f"ServiceAccount/{sa['metadata']['name']}: automountServiceAccountToken is not false")

@@ -25,6 +25,8 @@ BUILTIN = {  # kind -> (apiVersion, namespaced)
     "ConfigMap": ("v1", True),
     "Secret": ("v1", True),
     "DaemonSet": ("apps/v1", True),
+    "ClusterRole": ("rbac.authorization.k8s.io/v1", False),
+    "ClusterRoleBinding": ("rbac.authorization.k8s.io/v1", False),
 }
 CRDS = {"ServiceMonitor": "servicemonitor", "PrometheusRule": "prometheusrule"}
 PRIMITIVES = {"str": str, "bool": bool, "int": int, "float": (int, float), "datetime": str, "date": str}

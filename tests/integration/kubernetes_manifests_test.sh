@@ -42,6 +42,10 @@ grep -q -- '- --web-config-file=/etc/gpulens/web/web-config.yml' "$tmp/tls.yaml"
 grep -q 'scheme: https' "$tmp/tls.yaml" || fail "tls-basic-auth overlay: the ServiceMonitor does not scrape https"
 grep -q 'basicAuth:' "$tmp/tls.yaml" || fail "tls-basic-auth overlay: the ServiceMonitor sends no basic auth"
 grep -q 'httpGet' "$tmp/tls.yaml" && fail "tls-basic-auth overlay: an HTTP probe would need the password"
+kubectl kustomize "$root/deploy/kubernetes/overlays/kube-owner-labels" >"$tmp/owner.yaml"
+grep -q -- '- --kube-owner-labels' "$tmp/owner.yaml" || fail "kube-owner-labels overlay lacks --kube-owner-labels"
+grep -q 'fieldPath: spec.nodeName' "$tmp/owner.yaml" || fail "kube-owner-labels overlay sets no NODE_NAME"
+$py "$here/k8s_pod_checks.py" least-privilege "$tmp/owner.yaml" || fail "kube-owner-labels overlay: more than get/list on pods"
 
 # Least privilege of the agent pod.
 kubectl kustomize "$root/deploy/kubernetes/base" >"$tmp/base.yaml"

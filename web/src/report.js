@@ -61,7 +61,7 @@
         : j.hang ? `<b>hung</b> since ${esc(j.hang.since)}${j.hang.first ? ` (the first stuck: GPU ${esc(j.hang.first.gpu)} of ${esc(j.hang.first.host)})` : ""}`
         : "no root cause across the job";
       html += `<h2>Jobs</h2><table id="jobs"><tr><th>job</th><th>source</th><th class="num">GPUs</th><th class="num">hosts</th><th></th><th class="num">GPU-hours lost</th></tr>${shown.map((j) =>
-        `<tr data-job="${esc(j.job)}"${j.root ? ` data-root="${esc(j.root.host + "/" + j.root.gpu)}"` : ""}><td>${esc(j.job)}</td><td>${esc(j.source)}</td><td class="num">${j.gpus.length}</td><td class="num">${j.hosts}</td><td>${state(j)}</td><td class="num">${fix(j.waste_gpu_hours, 2)}</td></tr>`).join("")}</table>`;
+        `<tr data-job="${esc(j.job)}"${j.root ? ` data-root="${esc(j.root.host + "/" + j.root.gpu)}"` : ""}><td>${esc(j.job)}</td><td>${esc(j.source)}</td><td class="num">${j.gpus.length}</td><td class="num">${j.hosts}</td><td>${state(j)}</td><td class="num">${fix(j.waste_gpu_hours, 2)}</td></tr>${(j.notes || []).map((n) => `<tr class="note"><td></td><td colspan="5" class="muted">${esc(n)}</td></tr>`).join("")}`).join("")}</table>`;
       if (rest.length) html += `<p class="muted">${rest.length} other job${rest.length === 1 ? "" : "s"} (${rest.reduce((n, j) => n + j.gpus.length, 0)} GPUs) with no root cause across the job</p>`;
     }
     const waste = (rep.waste && rep.waste.by_cause) || {};
@@ -85,6 +85,7 @@
         s.className = "gpu";
         s.dataset.gpu = g.gpu;
         s.innerHTML = `<h3>GPU ${esc(g.gpu)} <span class="muted">${esc(g.model || "")} ${esc(g.uuid || "")} · ${fix(g.waste_gpu_hours, 2)} GPU-h lost</span></h3>` +
+          (g.notes || []).map((n) => `<p class="muted note">note: ${esc(n)}</p>`).join("") +
           (g.findings.length ? "" : `<p class="muted">no findings</p>`);
         h.appendChild(s);
         for (const f of g.findings) {

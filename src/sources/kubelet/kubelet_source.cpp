@@ -2,9 +2,13 @@
 #include "sources/kubelet/kubelet_source.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <optional>
 
 #include "sources/kubelet/pod_directory.h"
+#include "sources/kubelet/pod_owners.h"
 #include "sources/kubelet/pod_resources.h"
+#include "util/log.h"
 
 namespace gpulens {
 namespace {
@@ -44,6 +48,9 @@ class KubeletSource final : public Source {
   Status sample(Frame& frame) override {
     const int64_t now = clock_();
     if (!tried_ || now - last_try_ms_ >= options_.refresh_ms) refresh(frame.registry(), now);
+    if (options_.owner_labels && (!owners_tried_ || now - last_owner_try_ms_ >= options_.owner_refresh_ms)) {
+      refresh_owners(now);
+    }
     for (const auto& l : info_labels_) frame.set_node(FieldId::kGpuPodInfo, l, 1);
     for (const auto& [labels, n] : allocatable_) frame.set_node(FieldId::kKubeletAllocatableDevices, labels, n);
     return status_;
@@ -79,6 +86,39 @@ class KubeletSource final : public Source {
     }
   }
 
+  // The pods' owner labels (pod_owners.h): on any failure none (the GPUs'
+  // Kubernetes jobs are absent), and each new reason is logged once.
+  void refresh_owners(int64_t now) {
+    owners_tried_ = true;
+    last_owner_try_ms_ = now;
+    Status failed;
+    if (!owner_client_) {
+      auto target = kube_api_target(options_, [](const char* n) { return std::getenv(n); });
+      if (target) owner_client_.emplace(options_, std::move(*target));
+      else failed = target.status();
+    }
+    if (owner_client_) {
+      auto jobs = owner_client_->list();
+      if (jobs) {
+        if (!owner_error_.empty() || !owners_ok_once_) {
+          log::info("kube_owner_labels", {{"api", owner_client_->target().url},
+                                          {"node", owner_client_->target().node},
+                                          {"pods_with_a_job", std::to_string(jobs->size())}});
+        }
+        owners_ok_once_ = true;
+        owner_error_.clear();
+        directory_.replace_pod_jobs(std::move(*jobs));
+        return;
+      }
+      failed = jobs.status();
+    }
+    directory_.replace_pod_jobs({});
+    if (failed.message() != owner_error_) {
+      owner_error_ = failed.message();
+      log::warn("kube_owner_labels_absent", {{"reason", owner_error_}});
+    }
+  }
+
   void drop() {
     info_labels_.clear();
     allocatable_.clear();
@@ -94,6 +134,10 @@ class KubeletSource final : public Source {
   Status status_;
   std::vector<std::string> info_labels_;
   std::vector<std::pair<std::string, double>> allocatable_;
+  std::optional<PodOwnerClient> owner_client_;
+  bool owners_tried_ = false, owners_ok_once_ = false;
+  int64_t last_owner_try_ms_ = 0;
+  std::string owner_error_;  // the last failure said in the log; "" while it works
 };
 
 }  // namespace

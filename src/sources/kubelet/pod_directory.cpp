@@ -57,6 +57,22 @@ std::vector<DeviceOwner> PodDirectory::all() const {
   return owners_;
 }
 
+void PodDirectory::replace_pod_jobs(std::map<std::string, std::string> jobs) {
+  std::lock_guard lock(mu_);
+  if (jobs == pod_jobs_) return;
+  pod_jobs_ = std::move(jobs);
+  ++generation_;
+}
+
+std::string PodDirectory::pod_job(std::string_view namespace_, std::string_view pod) const {
+  std::string key;
+  key.reserve(namespace_.size() + 1 + pod.size());
+  key.append(namespace_).append("/").append(pod);
+  std::lock_guard lock(mu_);
+  auto it = pod_jobs_.find(key);
+  return it == pod_jobs_.end() ? std::string() : it->second;
+}
+
 uint64_t PodDirectory::generation() const {
   std::lock_guard lock(mu_);
   return generation_;

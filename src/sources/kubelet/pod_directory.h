@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -49,12 +50,20 @@ class PodDirectory {
   // The one container holding the device; none when free or shared.
   std::optional<DeviceOwner> sole_owner(std::string_view device) const;
   std::vector<DeviceOwner> all() const;
-  // Bumped by every replace()/clear(): readers cache against it.
+  // The training job of each pod ("namespace/pod" -> "namespace/<owner>"),
+  // from its owner labels (pod_owners.h); replaces the previous map. Empty:
+  // none known (off, or the API server did not answer).
+  void replace_pod_jobs(std::map<std::string, std::string> jobs);
+  // The job of a pod; "" when none is known.
+  std::string pod_job(std::string_view namespace_, std::string_view pod) const;
+  // Bumped by every replace()/clear() and by a changed job map: readers
+  // cache against it.
   uint64_t generation() const;
 
  private:
   mutable std::mutex mu_;
   std::vector<DeviceOwner> owners_;  // sorted by device
+  std::map<std::string, std::string> pod_jobs_;
   uint64_t generation_ = 0;
 };
 

@@ -15,7 +15,8 @@ void add_ranks(GpuJob& job, const JobEnv& env) {
 
 }  // namespace
 
-std::vector<GpuJob> attribute_gpu_jobs(const std::vector<std::string>* mapped, std::span<const JobEnv* const> processes) {
+std::vector<GpuJob> attribute_gpu_jobs(const std::vector<std::string>* mapped, std::span<const JobEnv* const> processes,
+                                       std::span<const std::string> pod_jobs) {
   std::vector<GpuJob> jobs;
   if (mapped != nullptr && !mapped->empty()) {
     for (const std::string& id : *mapped) {
@@ -40,6 +41,16 @@ std::vector<GpuJob> attribute_gpu_jobs(const std::vector<std::string>* mapped, s
     if (known) continue;
     GpuJob job{.job_id = std::move(id), .source = std::string(env->job_source())};
     add_ranks(job, *env);
+    jobs.push_back(std::move(job));
+  }
+  if (!jobs.empty()) return jobs;
+  for (const std::string& id : pod_jobs) {
+    bool known = false;
+    for (const GpuJob& j : jobs) known = known || j.job_id == id;
+    if (known || id.empty()) continue;
+    GpuJob job{.job_id = id, .source = "kubernetes"};
+    // Ranks from the GPU's process when the GPU serves one pod's job.
+    if (pod_jobs.size() == 1 && !processes.empty()) add_ranks(job, *processes.front());
     jobs.push_back(std::move(job));
   }
   return jobs;

@@ -5,7 +5,9 @@
 // In this order, per GPU:
 //   1. the Slurm job mapping directory (hpc_job_map.h): source "slurm";
 //   2. the GPU processes' SLURM_JOB_ID (job_env.h): source "slurm";
-//   3. their TORCHELASTIC_RUN_ID, else MASTER_ADDR:MASTER_PORT: "environment".
+//   3. their TORCHELASTIC_RUN_ID, else MASTER_ADDR:MASTER_PORT: "environment";
+//   4. the owner label of the GPU's pod (kubelet/pod_owners.h): "kubernetes",
+//      only when none of the above names a job.
 // Rank labels come from the environment of the GPU's process of that job
 // (RANK, else SLURM_PROCID; LOCAL_RANK, else SLURM_LOCALID; WORLD_SIZE, else
 // SLURM_NTASKS; GROUP_RANK, else SLURM_NODEID), lowest pid first; an empty
@@ -31,8 +33,10 @@ struct GpuJob {
 };
 
 // `mapped`: the mapping directory's ids for the GPU (null or empty: none);
-// `processes`: the environments of the GPU's processes, lowest pid first.
-std::vector<GpuJob> attribute_gpu_jobs(const std::vector<std::string>* mapped, std::span<const JobEnv* const> processes);
+// `processes`: the environments of the GPU's processes, lowest pid first;
+// `pod_jobs`: the jobs of the pods holding the GPU ("namespace/owner").
+std::vector<GpuJob> attribute_gpu_jobs(const std::vector<std::string>* mapped, std::span<const JobEnv* const> processes,
+                                       std::span<const std::string> pod_jobs = {});
 
 // job_id="..",source="..",rank=".." ... (escaped; empty values left out).
 std::string job_labels(const GpuJob& job);

@@ -1,6 +1,7 @@
 // Job attribution on the node: the environment's job keys (and nothing
 // else), the Slurm mapping directory, their order, and the NVML source's
 // gpu_job_info against a fixture /proc and mapping directory.
+#include "sources/kubelet/pod_directory.h"
 #include "sources/nvml/gpu_jobs.h"
 #include "sources/nvml/hpc_job_map.h"
 #include "sources/nvml/job_env.h"
@@ -175,6 +176,20 @@ TEST(GpuJobs, TwoJobsClaimingOneGpuAreBothListed) {
   EXPECT_EQ(jobs[1], (GpuJob{.job_id = "b", .source = "environment", .rank = "5"}));
 }
 
+// The pod's owner label names the job only where nothing on the node does.
+TEST(GpuJobs, PodOwnerLabelComesLast) {
+  const JobEnv torch = parse_job_environ(environ_of({"RANK=3", "MASTER_ADDR=10.0.0.1", "MASTER_PORT=29500"}));
+  const JobEnv ranks_only = parse_job_environ(environ_of({"RANK=5", "WORLD_SIZE=8"}));
+  const std::vector<std::string> mapped{"81234"}, pods{"ml/llama"}, two_pods{"lab/nb-a", "lab/nb-b"};
+  EXPECT_EQ(attribute_gpu_jobs(&mapped, {}, pods), (std::vector<GpuJob>{{.job_id = "81234", .source = "slurm"}}));
+  EXPECT_EQ(attribute_gpu_jobs(nullptr, std::vector<const JobEnv*>{&torch}, pods).at(0).source, "environment");
+  // Nothing else: the pod's job, ranks from its process.
+  EXPECT_EQ(attribute_gpu_jobs(nullptr, std::vector<const JobEnv*>{&ranks_only}, pods),
+            (std::vector<GpuJob>{{.job_id = "ml/llama", .source = "kubernetes", .rank = "5", .world_size = "8"}}));
+  EXPECT_EQ(attribute_gpu_jobs(nullptr, {}, two_pods).size(), 2u);  // a shared GPU: both pods' jobs
+  EXPECT_TRUE(attribute_gpu_jobs(nullptr, {}, {}).empty());
+}
+
 // ---- the NVML source, through the stand-in libnvidia-ml.so.1 ----
 
 // stat with a start time (field 22) the process cache keys on.
@@ -285,6 +300,36 @@ TEST(NvmlJobs, TwoJobsOnOneGpuBothListedAndSaid) {
   NvmlSource off(f.options);
   ASSERT_TRUE(off.open(reg2).is_ok());
   EXPECT_TRUE(job_series(off, reg2).empty());
+}
+
+}  // namespace
+}  // namespace gpulens
+
+namespace gpulens {
+namespace {
+
+// The kubelet source's view (pod of each GPU, job of each pod) becomes
+// gpu_job_info{source="kubernetes"} for a GPU nothing else names, and goes
+// when the view does.
+TEST(NvmlJobs, ThePodsOwnerLabelNamesAGpuNothingElseNames) {
+  Fixture f(
+      "gpu 0 name=\"NVIDIA H100 80GB HBM3\" uuid=GPU-aaaa gpm=off\n"
+      "gpu 1 name=\"NVIDIA H100 80GB HBM3\" uuid=GPU-bbbb gpm=off\n"
+      "process 1 pid=7100 mem=1024\n");
+  f.process(7100, environ_of({"TORCHELASTIC_RUN_ID=gamma", "RANK=1"}));
+  pod_directory().replace({{"nvidia.com/gpu", "GPU-aaaa", "ml", "llama-worker-0", "trainer"},
+                           {"nvidia.com/gpu", "GPU-bbbb", "ml", "llama-worker-1", "trainer"}});
+  pod_directory().replace_pod_jobs({{"ml/llama-worker-0", "ml/llama"}, {"ml/llama-worker-1", "ml/llama"}});
+  SeriesRegistry reg;
+  NvmlSource src(f.options);
+  ASSERT_TRUE(src.open(reg).is_ok());
+  EXPECT_EQ(job_series(src, reg), (std::map<std::string, double>{
+                                      {R"(0|job_id="ml/llama",source="kubernetes")", 1},
+                                      {R"(1|job_id="gamma",source="environment",rank="1")", 1},
+                                  }));
+  pod_directory().replace_pod_jobs({});  // the API server stopped answering: absent
+  EXPECT_EQ(job_series(src, reg).size(), 1u);
+  pod_directory().clear();
 }
 
 }  // namespace

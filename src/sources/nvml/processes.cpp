@@ -148,6 +148,27 @@ void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) 
 
 namespace gpulens {
 
+namespace {
+
+// The jobs of the pods that hold the GPU or one of its MIG instances, as the
+// kubelet source last learnt them (PodDirectory::pod_job); GKE names a GPU
+// "nvidia<index>".
+std::vector<std::string> jobs_of_pods(const GpuState& gpu) {
+  std::vector<std::string> devices{gpu.uuid, "nvidia" + std::to_string(gpu.index)};
+  for (const auto& inst : gpu.mig.instances) devices.push_back(inst->id.uuid);
+  std::vector<std::string> jobs;
+  for (const std::string& d : devices) {
+    if (d.empty()) continue;
+    for (const DeviceOwner& o : pod_directory().owners_of(d)) {
+      std::string job = pod_directory().pod_job(o.namespace_, o.pod);
+      if (!job.empty() && std::find(jobs.begin(), jobs.end(), job) == jobs.end()) jobs.push_back(std::move(job));
+    }
+  }
+  return jobs;
+}
+
+}  // namespace
+
 void collect_jobs(CollectContext& ctx, GpuState& gpu, const std::vector<std::string>* mapped, uint64_t map_generation) {
   // Derive the labels again only when the processes or the mapping changed.
   std::sort(gpu.job_processes.begin(), gpu.job_processes.end(),
@@ -155,6 +176,7 @@ void collect_jobs(CollectContext& ctx, GpuState& gpu, const std::vector<std::str
   gpu.job_processes.erase(std::unique(gpu.job_processes.begin(), gpu.job_processes.end()), gpu.job_processes.end());
   gpu.job_inputs_next.clear();
   gpu.job_inputs_next.push_back(map_generation);
+  gpu.job_inputs_next.push_back(pod_directory().generation());
   for (const ProcessIdentity* p : gpu.job_processes) {
     gpu.job_inputs_next.push_back(p->pid);
     gpu.job_inputs_next.push_back(p->start_time);
@@ -163,7 +185,8 @@ void collect_jobs(CollectContext& ctx, GpuState& gpu, const std::vector<std::str
     gpu.job_inputs.swap(gpu.job_inputs_next);
     std::vector<const JobEnv*> envs;
     for (const ProcessIdentity* p : gpu.job_processes) envs.push_back(&p->job_env);
-    const std::vector<GpuJob> jobs = attribute_gpu_jobs(mapped, envs);
+    const std::vector<std::string> pod_jobs = jobs_of_pods(gpu);
+    const std::vector<GpuJob> jobs = attribute_gpu_jobs(mapped, envs, pod_jobs);
     gpu.job_extras.clear();
     std::string ids;
     for (const GpuJob& j : jobs) {

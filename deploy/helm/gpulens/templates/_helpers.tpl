@@ -125,6 +125,9 @@ release: {{ . }}
 {{- range .Values.scrape.targets }}
 - --scrape={{ . }}
 {{- end }}
+{{- if .Values.kubeOwnerLabels.enabled }}
+- --kube-owner-labels
+{{- end }}
 {{- if .Values.webConfig.existingSecret }}
 - --web-config-file=/etc/gpulens/web/{{ .Values.webConfig.key }}
 {{- end }}
