@@ -10,7 +10,11 @@ copied per host, so a thousand hosts cost string copies, not a thousand
 simulations.
 
     fleet_gen.py --hosts N --start UNIX_S [--duration S] [--step S]
-                 [--mixed-names] (--om FILE | --jsonl FILE)   (FILE - : stdout)
+                 [--mixed-names] [--jobs J] (--om FILE | --jsonl FILE)   (FILE - : stdout)
+
+--jobs J: the hosts form J training jobs of consecutive hosts (host h runs
+job "job-<h * J // N>"), named on every GPU series by dcgm-exporter's
+hpc_job label, as its --hpc-job-mapping-dir writes it.
 
 --mixed-names: host 4 is named "GPU-004.dc1.example" by dcgm-exporter (case
 and domain differ from node_exporter's "gpu004.dc1.example:9100"), host 8
@@ -65,7 +69,12 @@ def fmt(v):
     return str(int(v)) if v.is_integer() else f"{v:.4g}" if abs(v) < 1e4 else str(round(v))
 
 
-def write_om(out, recs, hosts, mixed):
+def job_label(h, hosts, jobs):
+    """The hpc_job label pair of host h's GPU series ("" without jobs)."""
+    return f',hpc_job="job-{h * jobs // hosts}"' if jobs else ""
+
+
+def write_om(out, recs, hosts, mixed, jobs):
     fams = {}
     for case, rec in recs.items():
         for (name, labels), vals in rec.series.items():
@@ -88,11 +97,11 @@ def write_om(out, recs, hosts, mixed):
             if block is None:
                 continue
             pair, node = names(h, mixed)
-            out.write(block.replace(f'Hostname="{PH}"', pair).replace(PH, node))
+            out.write(block.replace(f'Hostname="{PH}"', pair + job_label(h, hosts, jobs)).replace(PH, node))
     out.write("# EOF\n")
 
 
-def write_jsonl(out, recs, hosts, mixed):
+def write_jsonl(out, recs, hosts, mixed, jobs):
     label = re.compile(r'(\w+)="([^"]*)"')
     blocks = {}
     for case, rec in recs.items():
@@ -108,7 +117,8 @@ def write_jsonl(out, recs, hosts, mixed):
     for h in range(hosts):
         pair, node = names(h, mixed)
         k, v = pair.split("=", 1)
-        out.write(blocks[case_of(h)].replace(f'"Hostname":"{PH}"', f'"{k}":{v}').replace(PH, node))
+        job = f',"hpc_job":"job-{h * jobs // hosts}"' if jobs else ""
+        out.write(blocks[case_of(h)].replace(f'"Hostname":"{PH}"', f'"{k}":{v}{job}').replace(PH, node))
 
 
 def main():
@@ -118,13 +128,16 @@ def main():
     ap.add_argument("--duration", type=int, default=3600)
     ap.add_argument("--step", type=int, default=15)
     ap.add_argument("--mixed-names", action="store_true")
+    ap.add_argument("--jobs", type=int, default=0)
     ap.add_argument("--om")
     ap.add_argument("--jsonl")
     a = ap.parse_args()
     recs = {c: template(c, a.step, a.duration, a.start) for c in CASES}
     path = a.om or a.jsonl
     out = sys.stdout if path == "-" else open(path, "w")
-    (write_om if a.om else write_jsonl)(out, recs, a.hosts, a.mixed_names)
+    if a.jobs < 0 or a.jobs > a.hosts:
+        ap.error("--jobs: between 0 and --hosts")
+    (write_om if a.om else write_jsonl)(out, recs, a.hosts, a.mixed_names, a.jobs)
     out.flush()
 
 
