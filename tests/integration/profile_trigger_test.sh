@@ -7,15 +7,16 @@
 # loop, kernel_launch (torch) the dominant op of a busy one. The same process
 # behind a second GPU's finding is not captured again (one capture per
 # process per hour). The summary is in the findings JSON, `diagnose --agent`'s
-# text and its HTML report. An unknown cause in profile_on, or one a capture
+# text and its HTML report, and on the web page and in that HTML report as
+# chromium draws them (when it is at hand). An unknown cause in profile_on, or one a capture
 # cannot explain, is refused by check-config and serve; profile_on without
 # the push receiver is refused by serve.
 #
-#   profile_trigger_test.sh GPULENS
+#   profile_trigger_test.sh GPULENS [BUILD_DIR]   (BUILD_DIR: where the browser tests' npm modules go)
 #
 # Exits 77 (skipped) without curl or a python3 with torch.
 set -euo pipefail
-GPULENS=$1
+GPULENS=$1 BUILD=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 source "$here/lib/stack.sh"
@@ -130,6 +131,23 @@ grep -E "^      profile: stacks capture $capture in pid $prog \(done, [0-9T:Z-]+
 rc=0; "$GPULENS" diagnose --agent "$url" --format html -o "$STACK/report.html" 2>"$STACK/html.err" || rc=$?
 ((rc == 3)) || stack_fail "diagnose --agent --format html exited $rc: $(cat "$STACK/html.err")"
 grep -F "\"capture\":\"$capture\"" "$STACK/report.html" >/dev/null || stack_fail "the HTML report has no capture"
+# The web page and the HTML report draw it (tests/browser/profile_test.mjs), where chromium is at hand.
+if [[ -n $BUILD ]] && command -v chromium >/dev/null && command -v node >/dev/null && command -v npm >/dev/null; then
+  mods=$BUILD/browser-tests
+  if [[ ! -f $mods/node_modules/.package-lock.json || $root/tests/browser/package-lock.json -nt $mods/node_modules/.package-lock.json ]]; then
+    mkdir -p "$mods"
+    cp "$root/tests/browser/package.json" "$root/tests/browser/package-lock.json" "$mods/"
+    (cd "$mods" && npm ci --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error) >"$STACK/npm.log" 2>&1 ||
+      stack_fail "npm ci of the browser tests: $(tail -3 "$STACK/npm.log")"
+  fi
+  cp "$root/tests/browser/profile_test.mjs" "$mods/"
+  node "$mods/profile_test.mjs" page "$url" 0 input_pipeline "__getitem__ (slow_loader.py:" ||
+    stack_fail "the web page does not show the capture"
+  node "$mods/profile_test.mjs" report "$STACK/report.html" 0 input_pipeline "__getitem__ (slow_loader.py:" ||
+    stack_fail "the HTML report does not show the capture"
+else
+  echo "browser checks skipped: no chromium, node or npm, or no build directory given"
+fi
 kill "$prog"
 
 # 3. kernel_launch: a torch capture of a loop dominated by one op names it.
