@@ -19,6 +19,7 @@ namespace {
 
 constexpr int64_t kHourMs = 3'600'000;
 constexpr size_t kTop = 3;
+constexpr int64_t kRetryMs = 15'000;  // a refused request is asked again after this (one diagnosis period)
 
 std::string pct(double share) {
   char b[16];
@@ -255,7 +256,8 @@ void ProfileTrigger::request(const std::string& gpu, const std::string& cause, i
   req.max_bytes = static_cast<uint64_t>(options_.max_bytes);
   std::string id;
   if (auto e = table_->request(std::move(req), now_ms, id)) {
-    // A capture of someone else in progress (409) or a full table: the next diagnosis tries again.
+    // A capture of someone else in progress (409) or a full table: tried again after a diagnosis period.
+    retry_at_[key] = now_ms + kRetryMs;
     log::info("profile_not_requested", {{"pid", std::to_string(chosen)}, {"cause", cause}, {"why", e->message}});
     return;
   }
@@ -290,6 +292,7 @@ void ProfileTrigger::step(diagnose::Report& r, int64_t now_ms) {
         if (f.state != diagnose::State::kFiring || !f.ongoing) continue;
         if (std::find(options_.causes.begin(), options_.causes.end(), f.cause) == options_.causes.end()) continue;
         if (attached_.contains(key)) continue;
+        if (auto retry = retry_at_.find(key); retry != retry_at_.end() && now_ms < retry->second) continue;
         request(g.gpu, f.cause, now_ms);
       }
     }
@@ -297,6 +300,7 @@ void ProfileTrigger::step(diagnose::Report& r, int64_t now_ms) {
   // A summary goes with its finding; one whose finding left the report is dropped.
   std::erase_if(attached_, [&](const auto& a) { return !present.contains(a.first); });
   std::erase_if(skipped_, [&](const auto& a) { return !present.contains(a.first); });
+  std::erase_if(retry_at_, [&](const auto& a) { return now_ms >= a.second; });
   std::erase_if(captures_, [&](const auto& c) {
     if (now_ms - c.second.summary.at_ms < std::max(options_.per_process_ms, kHourMs)) return false;
     return std::none_of(attached_.begin(), attached_.end(), [&](const auto& a) { return a.second == c.first; });

@@ -18,6 +18,8 @@
 // any hour over the whole agent. A finding whose process was captured with the
 // same kind within the period carries that capture's summary instead of a new
 // one; one whose process is rate-limited otherwise says so (state "skipped").
+// A request the table refuses (a user's capture runs in that process, the
+// table is full) is asked again 15 s later.
 // A summary stays attached while its finding is in the report.
 //
 // Thread-safety: not thread-safe; serve calls it under its diagnosis lock.
@@ -96,6 +98,7 @@ class ProfileTrigger {
   std::map<std::string, Capture> captures_;        // by capture id
   std::map<Key, diagnose::ProfileSummary> skipped_;  // findings refused by the rate limit
   std::map<Key, std::string> attached_;            // finding -> capture id
+  std::map<Key, int64_t> retry_at_;                // finding -> when to ask again after a refusal, ms
   std::map<int64_t, int64_t> last_by_pid_;         // pid -> its last request, ms
   std::deque<int64_t> recent_;                     // requests of the last hour, ms
   uint64_t requested_ = 0;

@@ -193,6 +193,30 @@ TEST_F(Fixture, OneCapturePerProcessPerPeriod) {
   EXPECT_EQ(at(hour, 1).profile.kind, "stacks");
 }
 
+TEST_F(Fixture, RefusedRequestAskedAgainLater) {
+  on_gpu[0] = {42};
+  client(42, 0);
+  std::string users;
+  push::ProfileRequest mine;
+  mine.pid = 42;
+  ASSERT_FALSE(table.request(mine, 0, users));  // a user's capture in that process
+  ProfileTrigger t = make(options());
+  Report r = report({{"0", {finding("kernel_launch")}}});
+  t.step(r, 1000);
+  EXPECT_EQ(t.requested(), 0u);
+  EXPECT_TRUE(at(r, 0).profile.state.empty());
+  auto taken = table.take(42, 2000);
+  ASSERT_TRUE(taken);
+  ASSERT_FALSE(table.finish(users, true, "{}", "application/json", 3000));
+  Report soon = report({{"0", {finding("kernel_launch")}}});
+  t.step(soon, 5000);  // within 15 s of the refusal: not asked yet
+  EXPECT_EQ(t.requested(), 0u);
+  Report later = report({{"0", {finding("kernel_launch")}}});
+  t.step(later, 17'000);
+  EXPECT_EQ(t.requested(), 1u);
+  EXPECT_EQ(at(later, 0).profile.state, "requested");
+}
+
 TEST_F(Fixture, GlobalCapPerHour) {
   for (int g = 0; g < 4; ++g) {
     on_gpu[g] = {100 + g};
