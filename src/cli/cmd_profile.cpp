@@ -17,6 +17,7 @@
 #include "analyze/trace/report.h"
 #include "cli/command.h"
 #include "cli/profile_stacks.h"
+#include "cli/profile_trigger.h"
 #include "util/duration.h"
 #include "util/http_client.h"
 #include "util/json.h"
@@ -168,32 +169,13 @@ int run_profile(int argc, char** argv) {
     std::cout << (format == "json" ? stacks_json(*a, capture_json) : stacks_text(*a));
     return kExitOk;
   }
-  // torch: the trace goes through `gpulens trace`'s path, analyse_files()
-  // (from a file: --out, or a private temporary one).
-  std::string path = out_path;
-  std::string tmpdir;
-  if (path.empty()) {
-    std::string tmpl = (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : std::string("/tmp")) +
-                       "/gpulens-profile-XXXXXX";
-    if (!::mkdtemp(tmpl.data())) return fail("cannot make a temporary directory");
-    tmpdir = tmpl;
-    path = tmpdir + "/trace.json.gz";
-    std::ofstream f(path, std::ios::binary);
-    f << result->body;
-    if (!f.flush()) {
-      ::unlink(path.c_str());
-      ::rmdir(tmpdir.c_str());
-      return fail("cannot write " + path);
-    }
-  }
-  auto analysed = trace::analyse_files({path}, {}, {}, false);
-  if (!tmpdir.empty()) {
-    ::unlink(path.c_str());
-    ::rmdir(tmpdir.c_str());
-  }
+  // torch: the trace goes through `gpulens trace`'s path, analyse_files(),
+  // from --out or a private temporary file (the diagnosis-triggered captures
+  // take the same path).
+  auto analysed = analyse_trace_upload(result->body, out_path);
   if (!analysed) return fail(analysed.status().message());
   trace::JobReport job = std::move(analysed).value();
-  if (!tmpdir.empty()) {  // the temporary file is gone: name the capture instead
+  if (out_path.empty()) {  // the temporary file is gone: name the capture instead
     for (auto& r : job.ranks) r.path = "capture " + id + " (pid " + std::to_string(pid) + ")";
   }
   if (format == "json") {

@@ -18,6 +18,7 @@
 //   prometheus: {bearer_token_file: /etc/gpulens/prom-token}   # diagnose --prometheus
 //   push: {enabled: true, ttl: 5m, token_file: /etc/gpulens/push-token}   # serve --push
 //   diagnose: {pcie_util: 0.8}      # thresholds, see docs/diagnose.md
+//   #  ... profile_on: [kernel_launch, input_pipeline]   # captures in the GPU's process (docs/profiling.md)
 //   rules: {gpu_util_low: {threshold: 0.2}}   # see `gpulens rules --list-keys`
 //
 //   Result<AgentConfig> c = load_config("gpulens.yaml");  // errors: file:line:column: key: problem
@@ -32,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/profile_trigger.h"
 #include "diagnose/thresholds.h"
 #include "rules/options.h"
 #include "sources/options.h"
@@ -102,6 +104,7 @@ struct AgentConfig {
   PushConfig push;
   LogConfig log;
   diagnose::Thresholds diagnose;
+  ProfileTriggerOptions profile_on;  // diagnose.profile_* (captures triggered by the diagnosis)
   ClientConfig prometheus;  // the query client of `diagnose --prometheus`
   ClientConfig scrape_client;  // TLS and credentials of the scrape source's targets (source.scrape.*)
   rules::RuleOptions rules = rules::RuleOptions::defaults();

@@ -364,6 +364,33 @@ std::vector<ConfigKey> diagnose_keys() {
     };
     out.push_back(std::move(k));
   }
+  // Captures triggered by the diagnosis (cli/profile_trigger.h, docs/profiling.md).
+  using enum KeyType;
+  ConfigKey on = key("diagnose.profile_on", kList, FIELD(profile_on.causes),
+                     "findings of these causes capture inside their GPU's process when it runs gpulens_client "
+                     "(with push): stacks for input_pipeline and idle, a torch trace for host_transfer, "
+                     "memory_bandwidth, communication, kernel_launch and small_batch; empty: off");
+  on.set = [generic = on.set](AgentConfig& c, const std::string& text) -> Status {
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t comma = text.find(',', start);
+      if (comma == std::string::npos) comma = text.size();
+      if (comma > start) {
+        if (Status s = check_profile_cause(std::string_view(text).substr(start, comma - start)); !s) return s;
+      }
+      start = comma + 1;
+    }
+    return generic(c, text);
+  };
+  out.push_back(std::move(on));
+  out.push_back(key("diagnose.profile_every", kDuration, FIELD(profile_on.per_process_ms),
+                    "at most one triggered capture per process in this time", {.min = 60'000, .max = 30 * 24 * kHour}));
+  out.push_back(key("diagnose.profile_max_per_hour", kInteger, FIELD(profile_on.max_per_hour),
+                    "at most this many triggered captures in any hour, all processes together", {.min = 1, .max = 100}));
+  out.push_back(key("diagnose.profile_window", kDuration, FIELD(profile_on.window_ms),
+                    "the window of a triggered capture", {.min = 1000, .max = 300'000}));
+  out.push_back(key("diagnose.profile_max_bytes", kInteger, FIELD(profile_on.max_bytes),
+                    "the largest result a triggered capture may send", {.min = 4096, .max = 64 << 20}));
   return out;
 }
 

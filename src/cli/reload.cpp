@@ -15,6 +15,7 @@ ReloadPlan plan_reload(const AgentConfig& running, const AgentConfig& fresh) {
   p.next = running;
   // Whole sections: the key table's text form can round numbers.
   p.next.diagnose = fresh.diagnose;
+  p.next.profile_on = fresh.profile_on;
   p.next.rules = fresh.rules;
   p.next.remote_write = fresh.remote_write;
   p.next.log = fresh.log;

@@ -27,6 +27,17 @@ TEST(Reload, LiveKeysApplyAndTheRestWaitsForARestart) {
   EXPECT_EQ(p.next.log.level, "debug");
 }
 
+TEST(Reload, ProfileOnIsLive) {
+  const AgentConfig running = parse("push: {enabled: true}\n");
+  const AgentConfig fresh =
+      parse("push: {enabled: true}\ndiagnose: {profile_on: [kernel_launch, input_pipeline], profile_every: 2h}\n");
+  const ReloadPlan p = plan_reload(running, fresh);
+  EXPECT_EQ(join_keys(p.applied), "diagnose.profile_on, diagnose.profile_every");
+  EXPECT_EQ(join_keys(p.needs_restart), "none");
+  EXPECT_EQ(p.next.profile_on.causes, (std::vector<std::string>{"kernel_launch", "input_pipeline"}));
+  EXPECT_EQ(p.next.profile_on.per_process_ms, 7'200'000);
+}
+
 TEST(Reload, AnUnchangedFileChangesNothing) {
   const AgentConfig c = parse("sources: [sim]\ndiagnose: {pcie_util: 0.7}\n");
   const ReloadPlan p = plan_reload(c, c);

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 
+#include "cli/profile_trigger.h"
 #include "diagnose/live_input.h"
 #include "diagnose/report.h"
 #include "diagnose/thresholds.h"
@@ -24,7 +25,12 @@ constexpr int64_t kWindowMs = kFindingsWindowMs;
 
 class Extras final : public ServeExtras {
  public:
-  Extras(Agent& agent, diagnose::Thresholds t) : agent_(agent), thresholds_(t) {}
+  Extras(Agent& agent, diagnose::Thresholds t, ProfileTriggerOptions p)
+      : agent_(agent),
+        thresholds_(t),
+        trigger_(std::move(p), agent.profiles(), [&agent](int gpu) {
+          return agent.push_store() ? agent.push_store()->pids_on_gpu(gpu) : std::vector<int64_t>{};
+        }) {}
 
   // Re-runs the diagnosis when the cached one is older than the period.
   diagnose::Report report(int64_t now_ms) {
@@ -37,6 +43,9 @@ class Extras final : public ServeExtras {
       log_changes();
       last_ms_ = now_ms;
     }
+    // Captures asked for by findings (diagnose.profile_on): requested at a
+    // diagnosis, collected and attached at any call after their result came.
+    trigger_.step(report_, now_ms);
     return report_;
   }
 
@@ -47,7 +56,10 @@ class Extras final : public ServeExtras {
       std::lock_guard lock(mu_);
       t = thresholds_;
     }
-    return diagnose::diagnose_live(agent_.registry(), agent_.history(), now_ms, t, window_ms, host());
+    diagnose::Report r = diagnose::diagnose_live(agent_.registry(), agent_.history(), now_ms, t, window_ms, host());
+    std::lock_guard lock(mu_);
+    trigger_.attach(r);
+    return r;
   }
 
   void fill_findings(Frame& f) {
@@ -97,6 +109,7 @@ class Extras final : public ServeExtras {
     }
     std::lock_guard lock(mu_);
     thresholds_ = next.diagnose;
+    trigger_.set_options(next.profile_on);
     rethink_ = true;  // the next report is computed with the new thresholds
     return Status::ok();
   }
@@ -225,6 +238,7 @@ class Extras final : public ServeExtras {
   std::map<std::pair<int, std::string>, double> waste_;
   Agent& agent_;
   diagnose::Thresholds thresholds_;
+  ProfileTrigger trigger_;  // guarded by mu_
   std::mutex mu_;
   int64_t last_ms_ = 0;
   bool rethink_ = false;  // thresholds changed: the cached report is out of date
@@ -234,7 +248,11 @@ class Extras final : public ServeExtras {
 }  // namespace
 
 Result<std::unique_ptr<ServeExtras>> add_serve_extras(Agent& agent, const AgentConfig& config, AgentHooks& hooks) {
-  auto extras = std::make_unique<Extras>(agent, config.diagnose);
+  if (!config.profile_on.causes.empty() && !agent.profiles()) {
+    return invalid_argument("diagnose.profile_on needs the push receiver (serve --push, or push: {enabled: true}): "
+                            "captures ride on it");
+  }
+  auto extras = std::make_unique<Extras>(agent, config.diagnose, config.profile_on);
   Extras* e = extras.get();
   hooks.self_metrics.push_back([e](Frame& f) { e->fill_findings(f); });
   hooks.findings_json = [e](int64_t now_ms, int64_t window_ms) {

@@ -80,6 +80,30 @@ struct Explanation {
   std::string host;   // the root GPU's host (set when the root is another GPU)
 };
 
+// What a capture inside the GPU's process found, attached to the finding
+// that asked for it (serve's diagnose.profile_on; docs/profiling.md). Not
+// made by diagnose(): the agent attaches it after each diagnosis.
+struct ProfileItem {
+  std::string name;  // an op or kernel name, or "function file:line"
+  double share = 0;  // 0..1 of what `of` measures
+};
+struct ProfileSummary {
+  std::string state;      // requested (in progress), done, failed, skipped (rate limit)
+  std::string capture;    // the capture's id at the agent (GET /api/v1/profile/ID); empty when skipped
+  int64_t pid = 0;
+  std::string kind;       // torch | stacks
+  int64_t at_ms = 0;      // requested (requested, skipped) or finished (done, failed)
+  // done: what the shares are of: "kernels" (GPU kernel time of a trace with a
+  // GPU timeline), "cpu_ops" (CPU op self time of a CPU-only trace), "frames"
+  // (the main thread's stack samples).
+  std::string of;
+  std::vector<ProfileItem> top;  // done: at most three, largest share first
+  double dataloader_wait = -1;   // stacks: main thread's share inside the DataLoader; -1: not a stacks capture
+  double device_sync = -1;       // stacks: inside torch.cuda synchronize
+  std::string verdict;           // torch: the trace's verdict (cpu-only, host-bound, ...); stacks: dataloader, device_sync or ""
+  std::string summary;           // one sentence for people (done, failed, skipped)
+};
+
 struct Finding {
   std::string cause;     // fixed vocabulary (docs/diagnose.md)
   std::string layer;     // compute, memory, io, health, host, serving
@@ -95,6 +119,8 @@ struct Finding {
   Explanation explained_by;  // set: a consequence of that root cause
   // When it held: [from, to) per run (firing runs; the pending run when pending).
   std::vector<std::pair<int64_t, int64_t>> periods;
+  // A capture the agent took for this finding (diagnose.profile_on); state empty: none.
+  ProfileSummary profile;
 };
 
 struct NotAssessed {

@@ -26,6 +26,45 @@ void json_number(std::string& out, double v) {
   out += b;
 }
 
+// ,"profile":{...}: the capture attached to a finding (docs/diagnose.md).
+void profile_json(std::string& o, const ProfileSummary& p) {
+  o += ",\"profile\":{\"state\":";
+  json_string(o, p.state);
+  o += ",\"capture\":";
+  if (p.capture.empty()) o += "null";
+  else json_string(o, p.capture);
+  o += ",\"pid\":";
+  json_number(o, static_cast<double>(p.pid));
+  o += ",\"kind\":";
+  json_string(o, p.kind);
+  o += ",\"at\":";
+  json_string(o, format_rfc3339(p.at_ms));
+  o += ",\"of\":";
+  if (p.of.empty()) o += "null";
+  else json_string(o, p.of);
+  o += ",\"top\":[";
+  for (size_t i = 0; i < p.top.size(); ++i) {
+    if (i) o += ',';
+    o += "{\"name\":";
+    json_string(o, p.top[i].name);
+    o += ",\"share\":";
+    json_number(o, p.top[i].share);
+    o += '}';
+  }
+  o += "],\"dataloader_wait_share\":";
+  if (p.dataloader_wait < 0) o += "null";
+  else json_number(o, p.dataloader_wait);
+  o += ",\"device_sync_share\":";
+  if (p.device_sync < 0) o += "null";
+  else json_number(o, p.device_sync);
+  o += ",\"verdict\":";
+  if (p.verdict.empty()) o += "null";
+  else json_string(o, p.verdict);
+  o += ",\"summary\":";
+  json_string(o, p.summary);
+  o += '}';
+}
+
 }  // namespace
 
 std::string cause_words(std::string_view cause) {
@@ -150,7 +189,9 @@ std::string report_json(const Report& r) {
           json_string(o, format_rfc3339(fi.periods[p].second));
           o += '}';
         }
-        o += "]}";
+        o += ']';
+        if (!fi.profile.state.empty()) profile_json(o, fi.profile);
+        o += '}';
       }
       o += "],\"model\":";
       json_string(o, gpu.model);

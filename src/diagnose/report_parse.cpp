@@ -59,6 +59,26 @@ Finding finding_of(element f) {
   if (!f["periods"].get(periods)) {
     for (element p : periods) out.periods.emplace_back(time_ms(p, "from"), time_ms(p, "to"));
   }
+  element profile;
+  if (!f["profile"].get(profile) && profile.is_object()) {
+    ProfileSummary& p = out.profile;
+    p.state = str(profile, "state");
+    p.capture = str(profile, "capture");
+    const double pid = number(profile, "pid");
+    p.pid = std::isfinite(pid) ? static_cast<int64_t>(pid) : 0;
+    p.kind = str(profile, "kind");
+    p.at_ms = time_ms(profile, "at");
+    p.of = str(profile, "of");
+    simdjson::dom::array top;
+    if (!profile["top"].get(top)) {
+      for (element t : top) p.top.push_back({str(t, "name"), number(t, "share")});
+    }
+    const double wait = number(profile, "dataloader_wait_share"), sync = number(profile, "device_sync_share");
+    p.dataloader_wait = std::isfinite(wait) ? wait : -1;
+    p.device_sync = std::isfinite(sync) ? sync : -1;
+    p.verdict = str(profile, "verdict");
+    p.summary = str(profile, "summary");
+  }
   return out;
 }
 

@@ -20,8 +20,10 @@ struct Style {
 };
 
 std::string key(const Finding& f, const std::string& gpu) {
+  // A finding with a capture attached is its GPU's own (the capture is of its process).
   return f.cause + "|" + std::string(severity_name(f.severity)) + "|" + std::string(state_name(f.state)) + "|" +
-         f.explained_by.cause + "|" + (f.explained_by.gpu == gpu ? "self" : f.explained_by.gpu);
+         f.explained_by.cause + "|" + (f.explained_by.gpu == gpu ? "self" : f.explained_by.gpu) +
+         (f.profile.state.empty() ? std::string() : "|profile " + gpu);
 }
 
 // Evidence of finding `at` averaged over the GPUs of a group.
@@ -61,6 +63,14 @@ std::string bar(const std::vector<std::pair<int64_t, int64_t>>& periods, int64_t
     for (int i = lo; i < hi; ++i) b[static_cast<size_t>(i)] = on;
   }
   return b;
+}
+
+// "profile: torch capture p3-... in pid 4242 at ...: <summary>"
+std::string profile_text(const ProfileSummary& p) {
+  std::string o = "profile: " + p.kind + " capture" + (p.capture.empty() ? "" : " " + p.capture) + " in pid " +
+                  std::to_string(p.pid);
+  if (p.state == "requested") return o + ": requested at " + format_rfc3339(p.at_ms) + ", not finished yet";
+  return o + " (" + p.state + ", " + format_rfc3339(p.at_ms) + "): " + p.summary;
 }
 
 void host_text(const HostReport& host, const Style& st, std::string& o) {
@@ -162,6 +172,7 @@ void host_text(const HostReport& host, const Style& st, std::string& o) {
       }
       if (!ev.empty()) o += "      evidence" + std::string(group.size() > 1 ? " (mean of the GPUs)" : "") + ": " + ev + "\n";
       o += "      action: " + f.action + "\n";
+      if (!f.profile.state.empty()) o += "      " + profile_text(f.profile) + "\n";
       if (auto d = downstream.find({g.gpu, f.cause}); d != downstream.end()) {
         for (const auto& [cause, gpus] : d->second) {
           o += "      " + std::string(st.dim) + "\u21b3 explains " + cause + " on GPU" + (gpus.size() > 1 ? "s " : " ") +

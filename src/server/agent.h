@@ -96,6 +96,9 @@ class Agent {
   SeriesRegistry& registry() { return registry_; }
   LiveStore& live() { return live_; }
   History& history() { return *history_; }
+  // The capture table (on with the push receiver, else null) and the receiver.
+  push::ProfileTable* profiles() { return profiles_.get(); }
+  push::PushStore* push_store() { return options_.push.get(); }
   bool simulated() const;
   int port() const { return server_ ? server_->port() : 0; }
   // Re-reads the web config file (TLS certificates, basic-auth users,

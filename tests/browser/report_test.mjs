@@ -6,6 +6,7 @@
 //   node report_test.mjs trace FILE.html RANKS          a section per rank, the across-ranks and
 //                                                       per-rank charts with their series (stacked:
 //                                                       the legend lists the top of the stack first)
+//   node report_test.mjs trace FILE.html cpu-ops OP     a CPU-only trace: its top CPU ops table, OP first
 // Every request is blocked and counted: a report must render from its own
 // file. No console error. No script from the data runs (window.__pwned stays
 // unset); with REPORT_SHOWS=TEXT the page must show TEXT as text. Exits 1 with the reason on the first failed check.
@@ -62,6 +63,16 @@ try {
       if (first !== "Jobs") fail("the jobs table does not come first: " + first);
     }
     console.log(`PASS: ${cause} on GPU ${gpu} only, ${charts.length} evidence charts with their thresholds, waste per cause`);
+  } else if (kind === "trace" && rest[0] === "cpu-ops") {
+    // A trace without a GPU timeline: its top CPU ops table, the expected op first.
+    const op = rest[1];
+    const rows = await page.$$eval("section.rank table.cpu-ops tr", (els) => els.slice(1).map((e) => [e.cells[0].textContent, e.cells[3].textContent]));
+    if (!rows.length) fail("no top CPU ops table");
+    if (rows[0][0] !== op) fail(`first CPU op ${rows[0][0]}, expected ${op}`);
+    if (!/^\d+\.\d %$/.test(rows[0][1])) fail(`the first CPU op's share reads ${rows[0][1]}`);
+    const note = await page.$eval("section.rank", (e) => e.textContent.includes("no GPU timeline in the trace"));
+    if (!note) fail("the CPU-only trace does not say it has no GPU timeline");
+    console.log(`PASS: top CPU ops, ${op} first with its share, no GPU timeline said`);
   } else {
     const ranks = Number(rest[0]);
     const sections = await page.$$eval("section.rank", (els) => els.length);

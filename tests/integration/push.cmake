@@ -23,3 +23,5 @@ add_test(NAME python_client_profile_unit
 set_tests_properties(python_client_profile_unit PROPERTIES TIMEOUT 120)
 add_test(NAME profile_capture COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/profile_test.sh $<TARGET_FILE:gpulens>)
 set_tests_properties(profile_capture PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 180)
+add_test(NAME profile_trigger COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/profile_trigger_test.sh $<TARGET_FILE:gpulens> ${PROJECT_BINARY_DIR})
+set_tests_properties(profile_trigger PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 240)

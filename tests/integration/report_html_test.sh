@@ -4,7 +4,8 @@
 # recording of thermal-throttle-one-gpu (the finding on GPU 5 only, its
 # evidence plotted with thresholds, waste per cause), on the two hosts of one
 # job (the jobs table first, with its root) and `trace --format html`
-# on the two ranks of a real DLRM trace (per rank and across ranks); and a
+# on the two ranks of a real DLRM trace (per rank and across ranks) and on a
+# CPU-only trace of Debian's torch (its top CPU ops); and a
 # trace whose kernel names are hostile HTML ("<!--<script>", "</script>",
 # quotes, an onerror attribute): the report still renders, shows the name
 # as text, and no script of it runs.
@@ -42,6 +43,11 @@ REPORT_JOB=81234@trn-a/4 node "$mods/report_test.mjs" diagnose "$STACK/jobs.html
 "$GPULENS" trace "$SRC"/tests/data/traces/dlrm_kineto/worker*.json --format html -o "$STACK/trace.html" 2>"$STACK/trace.log" ||
   stack_fail "trace --format html failed"
 node "$mods/report_test.mjs" trace "$STACK/trace.html" 2 || stack_fail "trace report in chromium"
+
+# A CPU-only trace (Debian's CPU torch 1.13, the autograd profiler's export): its top CPU ops table.
+"$GPULENS" trace "$SRC/tests/data/traces/torch1.13-cpu-train.json" --format html -o "$STACK/cpu.html" 2>"$STACK/cpu.log" ||
+  stack_fail "trace --format html of a CPU-only trace failed"
+node "$mods/report_test.mjs" trace "$STACK/cpu.html" cpu-ops aten::mm || stack_fail "CPU-only trace report in chromium"
 
 # Hostile kernel names: the kernel with the most GPU time of one DLRM rank
 # renamed (so it heads the rank's top-kernels table).

@@ -280,7 +280,19 @@
       ${f.state && f.state !== "firing" ? `<span class="muted">${esc(f.state)}</span>` : ""}
       <div class="meta">${esc(f.layer || "")} · since ${esc(since)}${f.waste_gpu_hours ? ` · waste ${f.waste_gpu_hours.toFixed(2)} GPU-h` : ""}</div>
       ${f.explained_by ? `<div class="explained" data-root="${esc((f.explained_by.host || "") + "/" + f.explained_by.gpu)}">${esc(f.explained_by.why || `from ${f.explained_by.cause} on GPU ${f.explained_by.gpu}`)}</div>` : ""}
-      <div>${esc(f.action || "")}</div></li>`;
+      <div>${esc(f.action || "")}</div>${profileHTML(f.profile)}</li>`;
+  }
+
+  // The capture the agent took for a finding (diagnose.profile_on): the top
+  // ops/kernels or frames with their shares, or why there is none.
+  function profileHTML(p) {
+    if (!p) return "";
+    const head = `${esc(p.kind)} capture${p.capture ? " " + esc(p.capture) : ""} in pid ${esc(p.pid)}`;
+    if (p.state !== "done") return `<div class="profile" data-state="${esc(p.state)}">${head}: ${esc(p.state === "requested" ? "running" : p.summary || p.state)}</div>`;
+    const of = { kernels: "of GPU kernel time", cpu_ops: "of CPU op self time", frames: "of main-thread samples" }[p.of] || "";
+    return `<div class="profile" data-state="done" data-of="${esc(p.of || "")}">${head}: ${esc(p.summary)}
+      <table class="profile-top">${(p.top || []).map((t) => `<tr><td>${esc(t.name)}</td><td class="num">${(100 * t.share).toFixed(1)} %</td></tr>`).join("")}</table>
+      <span class="muted">shares ${of}</span></div>`;
   }
 
   async function overview() {

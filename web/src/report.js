@@ -45,6 +45,17 @@
     }, [xs].concat(order.map((k) => sums[k])), el);
   }
 
+  // The capture attached to a finding (diagnose.profile_on).
+  function profile(p) {
+    if (!p) return "";
+    const head = `<b>profile</b>: ${esc(p.kind)} capture${p.capture ? " " + esc(p.capture) : ""} in pid ${esc(p.pid)} (${esc(p.state)}, ${esc(p.at)})`;
+    if (p.state !== "done") return `<div class="profile" data-state="${esc(p.state)}">${head}: ${esc(p.summary || "not finished yet")}</div>`;
+    const of = { kernels: "GPU kernel time", cpu_ops: "CPU op self time", frames: "main-thread samples" }[p.of] || "";
+    return `<div class="profile" data-state="done" data-of="${esc(p.of || "")}">${head}: ${esc(p.summary)}
+      <table class="profile-top"><tr><th>${p.of === "frames" ? "frame" : p.of === "kernels" ? "kernel" : "op"}</th><th class="num">share of ${esc(of)}</th></tr>${(p.top || []).map((t) =>
+        `<tr><td>${esc(t.name)}</td><td class="num">${fix(100 * t.share, 1)} %</td></tr>`).join("")}</table></div>`;
+  }
+
   // ---- diagnose ---------------------------------------------------------
   function diagnose() {
     const rep = data.report;
@@ -96,7 +107,7 @@
             <span class="muted">${esc(f.layer)} · ${esc(f.state)} · since ${esc(f.since)} · held ${fix(f.held_seconds / 60, 1)} min · ${fix(f.waste_gpu_hours, 2)} GPU-h</span></div>
             ${f.explained_by ? `<div class="muted">consequence of ${esc(f.explained_by.cause)} on GPU ${esc(f.explained_by.gpu)}: ${esc(f.explained_by.why || "")}</div>` : ""}
             <table>${f.evidence.map((e) => `<tr><td>${esc(e.signal)}</td><td class="num">${fix(e.value, 3)}</td><td class="muted">threshold ${fix(e.threshold, 3)}</td><td class="muted">${esc(e.detail || "")}</td></tr>`).join("")}</table>
-            <p>${esc(f.action)}</p><div class="charts"></div>`;
+            <p>${esc(f.action)}</p>${profile(f.profile)}<div class="charts"></div>`;
           s.appendChild(d);
           const periods = (f.periods || []).map((p) => [Date.parse(p.from) / 1000, Date.parse(p.to) / 1000]);
           for (const e of ev.filter((x) => x.host === host.host && x.gpu === g.gpu && x.cause === f.cause)) {
@@ -154,6 +165,8 @@
         <h3>Kernel types</h3><table class="types">${(r.kernel_types || []).map((k) => `<tr><td>${esc(k.type)}</td><td class="num">${ms(k.us)}</td><td class="num">${fix(k.pct, 1)} %</td></tr>`).join("")}</table>
         <h3>Top kernels</h3><table class="top"><tr><th>kernel</th><th>type</th><th class="num">count</th><th class="num">total</th></tr>${(r.top_kernels || []).map((k) =>
           `<tr><td>${esc(k.name.length > 90 ? k.name.slice(0, 90) + "…" : k.name)}</td><td>${esc(k.type)}</td><td class="num">${esc(k.count)}</td><td class="num">${ms(k.total_us)}</td></tr>`).join("")}</table>
+        ${(r.top_cpu_ops || []).length ? `<h3>Top CPU ops by self time</h3><p class="muted">${esc(r.cpu.events)} CPU events on ${esc(r.cpu.threads)} thread${r.cpu.threads === 1 ? "" : "s"}, ${ms(r.cpu.busy_us)} inside them${r.gpu_timeline === false ? " · no GPU timeline in the trace" : ""}</p><table class="cpu-ops"><tr><th>op</th><th class="num">count</th><th class="num">self</th><th class="num">share</th><th class="num">total</th></tr>${r.top_cpu_ops.map((c) =>
+          `<tr><td>${esc(c.name.length > 90 ? c.name.slice(0, 90) + "…" : c.name)}</td><td class="num">${esc(c.count)}</td><td class="num">${ms(c.self_us)}</td><td class="num">${r.cpu.busy_us > 0 ? fix(100 * c.self_us / r.cpu.busy_us, 1) + " %" : "–"}</td><td class="num">${ms(c.total_us)}</td></tr>`).join("")}</table>` : ""}
         ${r.launch_delay ? `<p class="muted">launch delay: mean ${ms(r.launch_delay.mean_us)}, p50 ${ms(r.launch_delay.p50_us)}, p95 ${ms(r.launch_delay.p95_us)}, max ${ms(r.launch_delay.max_us)} over ${esc(r.launch_delay.count)} launches</p>` : ""}
         <div class="charts"></div>`;
       $("#per-rank").appendChild(s);
