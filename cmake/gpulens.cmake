@@ -32,6 +32,7 @@ target_compile_definitions(gpulens_test_pch PRIVATE
   GPULENS_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
   GPULENS_BINARY_DIR="${PROJECT_BINARY_DIR}")
 target_precompile_headers(gpulens_test_pch PRIVATE <gtest/gtest.h> <gmock/gmock.h>)
+set_property(TARGET gpulens_test_pch PROPERTY GPULENS_UNIT_TEST TRUE)
 
 function(gpulens_test name)
   cmake_parse_arguments(T "" "" "LIBS" ${ARGN})
@@ -45,6 +46,10 @@ function(gpulens_test name)
   endif()
   add_executable(${name} ${T_UNPARSED_ARGUMENTS})
   add_dependencies(unit_tests ${name})
+  set_property(TARGET ${name} PROPERTY GPULENS_UNIT_TEST TRUE)
+  # Test files are not batched (see CMAKE_UNITY_BUILD in CMakePresets.json):
+  # their cost is the assertion macros each file expands, not headers.
+  set_target_properties(${name} PROPERTIES UNITY_BUILD OFF)
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_options(${name} PRIVATE ${GPULENS_TEST_COMPILE_OPTIONS})
   target_precompile_headers(${name} REUSE_FROM gpulens_test_pch)
@@ -53,4 +58,32 @@ function(gpulens_test name)
     GPULENS_BINARY_DIR="${PROJECT_BINARY_DIR}")
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
     PROPERTIES ENVIRONMENT "GPULENS_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endfunction()
+
+# integration_deps: everything `all` builds except the unit test binaries
+# (gpulens_test, the fuzz replay targets: GPULENS_UNIT_TEST), which is what
+# the integration tests need. scripts/test.sh builds only this in the release
+# tree and runs the unit tests in the ASan+UBSan tree, where they build and
+# run anyway. Call once, after every add_subdirectory().
+function(gpulens_integration_deps)
+  set(dirs ${PROJECT_SOURCE_DIR})
+  set(targets "")
+  while(dirs)
+    list(POP_FRONT dirs dir)
+    get_property(here DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+    get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+    list(APPEND targets ${here})
+    list(APPEND dirs ${subdirs})
+  endwhile()
+  add_custom_target(integration_deps)
+  foreach(t ${targets})
+    get_target_property(type ${t} TYPE)
+    get_target_property(unit ${t} GPULENS_UNIT_TEST)
+    get_target_property(excluded ${t} EXCLUDE_FROM_ALL)
+    # Custom targets are not part of `all` unless a built target needs them.
+    if(unit OR excluded OR type STREQUAL "UTILITY" OR type STREQUAL "INTERFACE_LIBRARY")
+      continue()
+    endif()
+    add_dependencies(integration_deps ${t})
+  endforeach()
 endfunction()

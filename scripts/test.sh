@@ -46,9 +46,12 @@ trap finish EXIT
 step "dependencies (scripts/deps.sh --test)"
 scripts/deps.sh --test
 
-step "release build"
+# The release tree builds what the integration tests run (target
+# integration_deps: everything but the unit test binaries); the unit tests
+# build and run once, in the ASan+UBSan tree below.
+step "release build (what the integration tests run)"
 cmake --preset release >/dev/null
-cmake --build --preset release -j"$jobs"
+cmake --build --preset release -j"$jobs" --target integration_deps
 
 # The sanitizer and fuzz trees compile in the background, one after the
 # other, at idle priority (SCHED_IDLE, nice 19) while the release tests
@@ -85,8 +88,8 @@ wait_build() {
   fi
 }
 
-step "release tests (ctest)"
-ctest --preset release -j"$jobs" --output-on-failure 2>&1 | tee "$log"
+step "integration tests (ctest -L integration, release build)"
+ctest --preset release -L integration -j"$jobs" --output-on-failure 2>&1 | tee "$log"
 # An integration test skips (exit 77) only when its server is missing; every
 # server is installed above, so a skip here is a failure.
 if grep -q "\*\*\*Skipped" "$log"; then
@@ -105,12 +108,12 @@ bash tests/integration/run_script_test.sh
 # of it runs now at full speed.
 step "ASan + UBSan build (the rest of it)"
 wait_build asan
-# Three times each, in parallel: a test that shares a file, directory or
-# port with another (instead of its own, util/testing/temp_dir.h) fails here
-# rather than at random later (about 20 s a round).
-step "ASan + UBSan unit tests (3 rounds)"
+# Every unit test (and fuzz replay) twice, in parallel: a test that shares a
+# file, directory or port with another (instead of its own,
+# util/testing/temp_dir.h) fails here rather than at random later.
+step "ASan + UBSan unit tests (2 rounds)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --preset asan -j"$jobs" --output-on-failure --repeat until-fail:3
+  ctest --preset asan -j"$jobs" --output-on-failure --repeat until-fail:2
 
 # ThreadSanitizer over the concurrent parts only: their unit test binaries
 # (sources, store, the HTTP server and agent, remote_write, the HTTP client,

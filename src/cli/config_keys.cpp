@@ -43,7 +43,7 @@ struct Bounds {
   const char* flag = "";
 };
 
-std::string number_text(double v) {
+std::string plain_number(double v) {
   std::string s = std::to_string(v);
   if (s.find('.') != std::string::npos) {
     while (s.back() == '0') s.pop_back();
@@ -110,7 +110,7 @@ ConfigKey key(std::string name, KeyType type, Accessor field, std::string help, 
           } else if constexpr (std::is_same_v<T, bool>) {
             return v ? "true" : "false";
           } else if constexpr (std::is_same_v<T, double>) {
-            return number_text(v);
+            return plain_number(v);
           } else if constexpr (std::is_same_v<T, Headers>) {
             std::string out;
             for (const auto& [hname, val] : v) {
@@ -359,7 +359,7 @@ std::vector<ConfigKey> diagnose_keys() {
       return Status::ok();
     };
     k.show = [member](const AgentConfig& c) -> std::string {
-      if (auto* d = std::get_if<double diagnose::Thresholds::*>(&member)) return number_text(c.diagnose.**d);
+      if (auto* d = std::get_if<double diagnose::Thresholds::*>(&member)) return plain_number(c.diagnose.**d);
       return format_duration(c.diagnose.*std::get<int64_t diagnose::Thresholds::*>(member));
     };
     out.push_back(std::move(k));
@@ -426,7 +426,7 @@ std::vector<ConfigKey> rules_keys() {
     k.set = [name](AgentConfig& c, const std::string& text) { return c.rules.set(name, text); };
     k.show = [name, duration](const AgentConfig& c) {
       const double v = c.rules.number(name);
-      return duration ? format_duration(static_cast<int64_t>(v)) : number_text(v);
+      return duration ? format_duration(static_cast<int64_t>(v)) : plain_number(v);
     };
     out.push_back(std::move(k));
   }

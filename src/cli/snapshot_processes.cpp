@@ -33,7 +33,7 @@ std::string bytes_text(double b) {
   return buf;
 }
 
-struct Row {
+struct ProcessRow {
   std::string gpu, gi, ci, pid, pod;
   double mem = -1, sm = -1;
 };
@@ -100,7 +100,7 @@ void print_snapshot_processes(const std::string& json, const std::string& proc_r
   simdjson::dom::array gpus;
   if (doc["gpus"].get_array().get(gpus)) return;
   const std::string_view kMem = "gpu_process_memory_used_bytes{", kSm = "gpu_process_sm_util_ratio{";
-  std::vector<Row> rows;
+  std::vector<ProcessRow> rows;
   bool mig = false;
   for (auto g : gpus) {
     std::string_view index;
@@ -118,7 +118,7 @@ void print_snapshot_processes(const std::string& json, const std::string& proc_r
       if (kv.value.get_double().get(v) || !kv.key.starts_with(kMem)) continue;
       const std::string_view labels = kv.key.substr(kMem.size());  // ends with '}'
       const std::string extra(labels.substr(0, labels.size() - 1));
-      Row r;
+      ProcessRow r;
       r.gpu = index;
       r.pid = label_value(extra, "pid");
       r.gi = label_value(extra, "gpu_instance_id");
@@ -141,7 +141,7 @@ void print_snapshot_processes(const std::string& json, const std::string& proc_r
   std::snprintf(line, sizeof line, "%-4s%s %-8s %-12s %9s %4s  %-32s %s\n", "GPU", mig ? " GI  CI " : "", "PID", "USER",
                 "MEMORY", "SM", "NAMESPACE/POD/CONTAINER", "COMMAND");
   out << line;
-  for (const Row& r : rows) {
+  for (const ProcessRow& r : rows) {
     const ProcessInfo info = read_process_info(root, static_cast<unsigned>(std::strtoul(r.pid.c_str(), nullptr, 10)));
     char sm[16] = "  -";
     if (r.sm >= 0) std::snprintf(sm, sizeof sm, "%3.0f%%", r.sm * 100);

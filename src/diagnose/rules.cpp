@@ -18,7 +18,6 @@ using G = GpuSig;
 using H = HostSig;
 
 constexpr int8_t kUnknown = -1;
-bool known(double v) { return !std::isnan(v); }
 double nan() { return std::nan(""); }
 
 // XIDs that mean the GPU or its memory is failing, not the application

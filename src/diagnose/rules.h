@@ -8,6 +8,7 @@
 // whole window adds a NotAssessed entry saying which and why.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 namespace gpulens::diagnose {
 
 using Aligned = std::vector<double>;  // one value per timeline point, NaN unknown
+inline bool known(double v) { return !std::isnan(v); }
 
 struct EvidenceSpec {
   EvidenceName signal;  // one of kEvidenceNames (evidence_names.h)

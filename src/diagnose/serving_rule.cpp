@@ -9,8 +9,6 @@
 namespace gpulens::diagnose {
 namespace {
 
-bool known(double v) { return !std::isnan(v); }
-
 // Mean of the known values in (t - span, t], per point.
 Aligned trailing_mean(const GpuContext& c, const Aligned& v, int64_t span_ms) {
   const size_t n = v.size();

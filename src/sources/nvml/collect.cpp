@@ -41,7 +41,6 @@ double field_number(const nvmlFieldValue_t& v) {
   }
 }
 
-bool unsupported(nvmlReturn_t rc) { return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND; }
 bool gone(nvmlReturn_t rc) { return rc == NVML_ERROR_GPU_IS_LOST || rc == NVML_ERROR_RESET_REQUIRED; }
 
 std::string read_string(const NvmlApi& api, nvmlReturn_t (*fn)(nvmlDevice_t, char*, unsigned), nvmlDevice_t dev,

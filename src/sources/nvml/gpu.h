@@ -30,6 +30,11 @@ namespace gpulens {
 
 struct ProcessIdentity;
 
+// A call this GPU or driver cannot make: asked no more, its value absent.
+inline bool unsupported(nvmlReturn_t rc) {
+  return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND;
+}
+
 class ProcessCache;
 
 // Calls that can be switched off for a GPU once it says it cannot do them.

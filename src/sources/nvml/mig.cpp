@@ -8,8 +8,6 @@
 namespace gpulens {
 namespace {
 
-bool unsupported(nvmlReturn_t rc) { return rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_FUNCTION_NOT_FOUND; }
-
 std::string read_string(nvmlReturn_t (*fn)(nvmlDevice_t, char*, unsigned), nvmlDevice_t dev, nvmlReturn_t& rc) {
   char buf[96] = {};
   rc = fn != nullptr ? fn(dev, buf, sizeof buf) : NVML_ERROR_FUNCTION_NOT_FOUND;
