@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "store/xor_chunk.h"
+
 namespace gpulens {
 
 namespace {
@@ -20,6 +22,8 @@ History::History(size_t capacity, size_t chunk_records)
       times_(capacity_, 0),
       chunk_min_ms_(chunks_, 0),
       chunk_max_ms_(chunks_, 0) {}
+
+History::~History() = default;
 
 size_t History::budget_bytes(size_t series, size_t capacity) {
   const History shape(capacity);

@@ -39,9 +39,10 @@
 
 #include "model/series.h"
 #include "store/live.h"
-#include "store/xor_chunk.h"
 
 namespace gpulens {
+
+class XorChunk;  // store/xor_chunk.h
 
 class History {
  public:
@@ -51,6 +52,9 @@ class History {
   // `chunk_records` 0: about capacity / 30 (at least 1, at most 4096); at
   // most capacity.
   explicit History(size_t capacity, size_t chunk_records = 0);
+  ~History();
+  History(const History&) = delete;
+  History& operator=(const History&) = delete;
 
   // The most memory `series` series can take over `capacity` records: every
   // value at its worst case, the chunk and ring overhead and the times.

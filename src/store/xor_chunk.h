@@ -12,19 +12,38 @@
 //   XorChunk c;
 //   c.append(1.5f); c.append(1.5f);
 //   c.seal();                               // exact size once full
+//
+// 24 bytes plus its words; moved, never copied.
 //   c.decode([](uint32_t i, float v) { ... });   // i = index in the chunk
 #pragma once
 
 #include <bit>
 #include <cstddef>
+#include <cstdlib>
+#include <new>
 #include <cstdint>
-#include <vector>
 
 namespace gpulens {
 
 class XorChunk {
  public:
-  // Adds the next value. Amortised O(1); allocates when a word fills.
+  static constexpr uint32_t kMaxValues = 65535;
+
+  XorChunk() = default;
+  XorChunk(XorChunk&& o) noexcept { take(o); }
+  XorChunk& operator=(XorChunk&& o) noexcept {
+    if (this != &o) {
+      std::free(words_);
+      take(o);
+    }
+    return *this;
+  }
+  XorChunk(const XorChunk&) = delete;
+  XorChunk& operator=(const XorChunk&) = delete;
+  ~XorChunk() { std::free(words_); }
+
+  // Adds the next value (at most kMaxValues). Amortised O(1); allocates
+  // when the words fill (doubling).
   void append(float value) {
     const uint32_t bits = std::bit_cast<uint32_t>(value);
     const uint32_t x = bits ^ prev_;
@@ -48,8 +67,8 @@ class XorChunk {
     trail_ = static_cast<uint8_t>(trail);
   }
 
-  // Frees the spare capacity of the word vector (call when no more appends come).
-  void seal() { words_.shrink_to_fit(); }
+  // Frees the spare words (call when no more appends come).
+  void seal() { resize(words()); }
 
   // Visits every value in append order: visit(index, value).
   template <typename Visit>
@@ -57,11 +76,12 @@ class XorChunk {
     uint32_t p = 0;
     unsigned lead = 0, trail = 0;
     uint64_t pos = 0;
-    for (uint32_t i = 0; i < count_;) {
+    const uint32_t count = count_;
+    for (uint32_t i = 0; i < count;) {
       const uint64_t win = peek(pos);
       if ((win >> 63) == 0) {  // a run of equal values: one bit each
         const uint32_t run = win == 0 ? 64u : static_cast<uint32_t>(std::countl_zero(win));
-        const uint32_t n = run < count_ - i ? run : count_ - i;
+        const uint32_t n = run < count - i ? run : count - i;
         const float v = std::bit_cast<float>(p);
         for (uint32_t k = 0; k < n; ++k) visit(i + k, v);
         i += n;
@@ -89,39 +109,82 @@ class XorChunk {
 
   uint32_t size() const { return count_; }
   uint64_t bits() const { return bits_; }
-  size_t memory_bytes() const { return words_.capacity() * sizeof(uint64_t); }
+  size_t memory_bytes() const { return size_t{cap_} * sizeof(uint64_t); }
 
  private:
   static constexpr uint8_t kNoWindow = 0xff;
 
+  uint32_t words() const { return (bits_ + 63) / 64; }
+
+  void take(XorChunk& o) {
+    words_ = o.words_;
+    cap_ = o.cap_;
+    bits_ = o.bits_;
+    prev_ = o.prev_;
+    count_ = o.count_;
+    lead_ = o.lead_;
+    trail_ = o.trail_;
+    o.words_ = nullptr;
+    o.cap_ = o.bits_ = o.prev_ = 0;
+    o.count_ = 0;
+    o.lead_ = kNoWindow;
+    o.trail_ = 0;
+  }
+
+  void resize(uint32_t cap) {
+    if (cap == cap_) return;
+    if (cap == 0) {
+      std::free(words_);
+      words_ = nullptr;
+    } else {
+      void* p = std::realloc(words_, size_t{cap} * sizeof(uint64_t));
+      if (p == nullptr) throw std::bad_alloc();
+      words_ = static_cast<uint64_t*>(p);
+    }
+    cap_ = cap;
+  }
+
+  // Word `w` exists (zeroed when new).
+  void need(uint32_t w) {
+    if (w >= cap_) resize(cap_ == 0 ? 2 : cap_ * 2);
+  }
+
   void put(uint64_t v, unsigned n) {  // 1 <= n <= 64, v < 2^n
-    const unsigned off = static_cast<unsigned>(bits_ & 63);
-    if (off == 0) words_.push_back(0);
+    const unsigned off = bits_ & 63;
+    const uint32_t w = bits_ >> 6;
+    if (off == 0) {
+      need(w);
+      words_[w] = 0;
+    }
     const unsigned room = 64 - off;
     if (n <= room) {
-      words_.back() |= v << (room - n);
+      words_[w] |= v << (room - n);
     } else {
-      words_.back() |= v >> (n - room);
-      words_.push_back(v << (64 - (n - room)));
+      words_[w] |= v >> (n - room);
+      need(w + 1);
+      words_[w + 1] = v << (64 - (n - room));
     }
     bits_ += n;
   }
 
   // The 64 bits from bit `pos` on; bits past the end read as 0.
   uint64_t peek(uint64_t pos) const {
-    const size_t w = static_cast<size_t>(pos >> 6);
+    const uint64_t w = pos >> 6;
     const unsigned off = static_cast<unsigned>(pos & 63);
-    if (w >= words_.size()) return 0;
+    const uint32_t n = words();
+    if (w >= n) return 0;
     uint64_t v = words_[w] << off;
-    if (off != 0 && w + 1 < words_.size()) v |= words_[w + 1] >> (64 - off);
+    if (off != 0 && w + 1 < n) v |= words_[w + 1] >> (64 - off);
     return v;
   }
 
-  std::vector<uint64_t> words_;
-  uint64_t bits_ = 0;
-  uint32_t count_ = 0;
-  uint32_t prev_ = 0;
-  uint8_t lead_ = kNoWindow, trail_ = 0;
+  // 24 bytes: a series keeps one per chunk of its window.
+  uint64_t* words_ = nullptr;
+  uint32_t cap_ = 0;   // words allocated
+  uint32_t bits_ = 0;  // bits written
+  uint32_t prev_ = 0;  // the last value's bits
+  uint16_t count_ = 0;
+  uint8_t lead_ = kNoWindow, trail_ = 0;  // the window of the last XOR
 };
 
 }  // namespace gpulens
