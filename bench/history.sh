@@ -10,12 +10,14 @@
 #      of the simulator at 1 s and on the diagnosis test recordings
 #      (tests/data/recordings/gen.py)
 #   4. `gpulens record` size per node-minute, text and gzip
-# Usage: bench/history.sh BUILD_DIR [BEFORE_GPULENS]
+# Usage: [PARTS="1 2 3 4"] bench/history.sh BUILD_DIR [BEFORE_GPULENS]
 #   BUILD_DIR holds gpulens and bench/history_bench; BEFORE_GPULENS is an
 #   older gpulens binary to measure beside it in step 1.
 set -euo pipefail
 build=$1
 before=${2:-}
+parts=${PARTS:-1 2 3 4}
+part() { [[ " $parts " == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 pids=()
@@ -42,22 +44,30 @@ serve() {
 }
 stop() { kill "$PID"; wait "$PID" 2>/dev/null || true; }
 
+mib() { printf '%.1f' "$(echo "$(kib "$1" "$2") / 1024" | bc -l)"; }
+if part 1; then
 echo "## 1. RSS with the hour of history (8 simulated GPUs, every field)"
-echo "| binary | interval | VmRSS MiB | VmHWM MiB | history bytes | bytes/value | prefill s |"
-echo "|---|---|---|---|---|---|---|"
+echo "VmRSS once the prefill is done, and 20 s later (after the first periodic diagnosis); VmHWM then."
+echo "| binary | interval | MALLOC_ARENA_MAX | VmRSS MiB | VmRSS +20 s | VmHWM MiB | history bytes | bytes/value | prefill s |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for interval in 1s 100ms; do
-  for bin in ${before:+"$before"} "$build/gpulens"; do
-    serve "$bin" "$interval"
-    sleep 20  # a periodic diagnosis and a few records after the prefill
-    hb=$(metric "$PORT" gpulens_history_bytes)
-    bps=$(metric "$PORT" gpulens_history_bytes_per_sample)
-    printf '| %s | %s | %.1f | %.1f | %s | %s | %s |\n' "$bin" "$interval" \
-      "$(echo "$(kib "$PID" VmRSS) / 1024" | bc -l)" "$(echo "$(kib "$PID" VmHWM) / 1024" | bc -l)" \
-      "${hb:-—}" "${bps:-—}" "$PREFILL"
-    stop
+  for arenas in "" 1; do
+    for bin in ${before:+"$before"} "$build/gpulens"; do
+      if [[ -n $arenas ]]; then export MALLOC_ARENA_MAX=$arenas; else unset MALLOC_ARENA_MAX; fi
+      serve "$bin" "$interval"
+      unset MALLOC_ARENA_MAX
+      rss0=$(mib "$PID" VmRSS)
+      sleep 20  # a periodic diagnosis and a few records after the prefill
+      hb=$(metric "$PORT" gpulens_history_bytes)
+      bps=$(metric "$PORT" gpulens_history_bytes_per_sample)
+      echo "| $bin | $interval | ${arenas:-default} | $rss0 | $(mib "$PID" VmRSS) | $(mib "$PID" VmHWM) | ${hb:-—} | ${bps:-—} | $PREFILL |"
+      stop
+    done
   done
 done
+fi
 
+if part 2; then
 echo
 echo "## 2. Bytes per stored value by scenario (1 s, hour prefilled)"
 echo "| scenario | series | bytes/value |"
@@ -75,7 +85,9 @@ for f in "$root"/scenarios/*.yaml; do
   stop
 done
 printf '| **mean of %d** | | **%.3f** |\n' "$n" "$(echo "$sum / $n" | bc -l)"
+fi
 
+if part 3; then
 echo
 echo "## 3. history_bench"
 "$build/gpulens" record --source sim --duration 1h --interval 1s -o "$work/sim.om" 2>/dev/null
@@ -85,7 +97,9 @@ python3 "$root/tests/data/recordings/gen.py" "$work/rec" >/dev/null
 echo "### the diagnosis test recordings (tests/data/recordings/gen.py), side by side"
 mapfile -t recs < <(find "$work/rec" -name '*.om' | sort)
 "$build/bench/history_bench" "${recs[@]}" --benchmark_min_time=2
+fi
 
+part 4 || exit 0
 echo
 echo "## 4. Recording size per node-minute (simulator, 8 GPUs, 10 min at 1 s)"
 for ext in om om.gz; do

@@ -17,7 +17,8 @@ size_t auto_chunk(size_t capacity) { return std::clamp<size_t>((capacity + 29) /
 
 History::History(size_t capacity, size_t chunk_records)
     : capacity_(capacity == 0 ? 1 : capacity),
-      chunk_(chunk_records == 0 ? auto_chunk(capacity_) : std::min(chunk_records, capacity_)),
+      chunk_(std::min<size_t>(chunk_records == 0 ? auto_chunk(capacity_) : std::min(chunk_records, capacity_),
+                              XorChunk::kMaxValues)),
       chunks_((capacity_ + chunk_ - 1) / chunk_ + 1),
       times_(capacity_, 0),
       chunk_min_ms_(chunks_, 0),
@@ -135,21 +136,25 @@ void History::read(uint32_t slot, int64_t from_ms, int64_t to_ms,
   if (slot >= rings_.size() || rings_[slot].empty() || count_ == 0) return;
   const auto& ring = rings_[slot];
   const uint64_t lo = total_ - count_;  // the oldest record within the window
+  std::vector<float> buf(chunk_);
   for (uint64_t chunk = lo / chunk_; chunk * chunk_ < total_; ++chunk) {
     const size_t pos = static_cast<size_t>(chunk % chunks_);
     const XorChunk& c = ring[pos];
     if (c.size() == 0 || chunk_max_ms_[pos] < from_ms || chunk_min_ms_[pos] > to_ms) continue;
     const uint64_t base = chunk * chunk_;
     const uint32_t skip = base < lo ? static_cast<uint32_t>(lo - base) : 0;  // records older than the window
-    const size_t t0 = static_cast<size_t>(base % capacity_);
-    c.decode([&](uint32_t i, float v) {
-      if (i < skip || std::isnan(v)) return;
-      size_t ti = t0 + i;
-      if (ti >= capacity_) ti -= capacity_;
+    // Decode the whole chunk first (a tight loop), then visit.
+    c.decode([&](uint32_t i, float v) { buf[i] = v; });
+    const uint32_t n = c.size();
+    size_t ti = static_cast<size_t>((base + skip) % capacity_);
+    for (uint32_t i = skip; i < n; ++i, ++ti) {
+      if (ti == capacity_) ti = 0;
+      const float v = buf[i];
+      if (std::isnan(v)) continue;
       const int64_t t = times_[ti];
-      if (t < from_ms || t > to_ms) return;
+      if (t < from_ms || t > to_ms) continue;
       visit(t, v);
-    });
+    }
   }
 }
 

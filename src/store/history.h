@@ -14,9 +14,9 @@
 // only the chunks its time range touches.
 //
 // Memory bound: per series, at most kMaxBitsPerSample bits per record (5.5
-// bytes; a constant or absent series takes 1 bit, the simulator's and real
-// recordings' series about 1 byte on average: docs/PERFORMANCE.md), plus
-// ~48 bytes per chunk; plus 8 bytes x capacity for the times.
+// bytes; a constant or absent series takes 1 bit, the simulator's scenarios
+// 1.7 bytes on average with everything counted: docs/PERFORMANCE.md), plus
+// 24 bytes per chunk; plus 8 bytes x capacity for the times.
 // budget_bytes() gives the bound for a number of series. "Series" counts
 // those seen within the window: reclaim() frees the chunks and the registry
 // slot of every series
@@ -50,7 +50,7 @@ class History {
   static constexpr size_t kMaxBitsPerSample = 44;
 
   // `chunk_records` 0: about capacity / 30 (at least 1, at most 4096); at
-  // most capacity.
+  // most capacity and XorChunk::kMaxValues.
   explicit History(size_t capacity, size_t chunk_records = 0);
   ~History();
   History(const History&) = delete;

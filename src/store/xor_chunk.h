@@ -67,10 +67,11 @@ class XorChunk {
     trail_ = static_cast<uint8_t>(trail);
   }
 
-  // Frees the spare words (call when no more appends come).
-  void seal() { resize(words()); }
+  // Frees the spare words but one (call when no more appends come).
+  void seal() { resize(words() + 1); }
 
-  // Visits every value in append order: visit(index, value).
+  // Visits every value in append order: visit(index, value). Inlined: a
+  // visit that stores into an array makes this a tight decode loop.
   template <typename Visit>
   void decode(Visit&& visit) const {
     uint32_t p = 0;
@@ -140,13 +141,15 @@ class XorChunk {
       void* p = std::realloc(words_, size_t{cap} * sizeof(uint64_t));
       if (p == nullptr) throw std::bad_alloc();
       words_ = static_cast<uint64_t*>(p);
+      for (uint32_t w = cap_; w < cap; ++w) words_[w] = 0;
     }
     cap_ = cap;
   }
 
-  // Word `w` exists (zeroed when new).
+  // Word `w` exists and so does the one after it (a zero word past the
+  // end lets peek() read two words without a bounds check).
   void need(uint32_t w) {
-    if (w >= cap_) resize(cap_ == 0 ? 2 : cap_ * 2);
+    if (w + 1 >= cap_) resize(cap_ == 0 ? 2 : cap_ * 2);
   }
 
   void put(uint64_t v, unsigned n) {  // 1 <= n <= 64, v < 2^n
@@ -173,12 +176,11 @@ class XorChunk {
     const unsigned off = static_cast<unsigned>(pos & 63);
     const uint32_t n = words();
     if (w >= n) return 0;
-    uint64_t v = words_[w] << off;
-    if (off != 0 && w + 1 < n) v |= words_[w + 1] >> (64 - off);
-    return v;
+    return (words_[w] << off) | ((words_[w + 1] >> 1) >> (63 - off));
   }
 
-  // 24 bytes: a series keeps one per chunk of its window.
+  // 24 bytes: a series keeps one per chunk of its window. Words past
+  // bits_ are zero; there is always one more word than bits_ needs.
   uint64_t* words_ = nullptr;
   uint32_t cap_ = 0;   // words allocated
   uint32_t bits_ = 0;  // bits written
