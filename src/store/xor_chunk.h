@@ -67,8 +67,8 @@ class XorChunk {
     trail_ = static_cast<uint8_t>(trail);
   }
 
-  // Frees the spare words but one (call when no more appends come).
-  void seal() { resize(words() + 1); }
+  // Frees the spare words (call when no more appends come).
+  void seal() { resize(words()); }
 
   // Visits every value in append order: visit(index, value). Inlined: a
   // visit that stores into an array makes this a tight decode loop.
@@ -146,10 +146,9 @@ class XorChunk {
     cap_ = cap;
   }
 
-  // Word `w` exists and so does the one after it (a zero word past the
-  // end lets peek() read two words without a bounds check).
+  // Word `w` exists (zeroed when new).
   void need(uint32_t w) {
-    if (w + 1 >= cap_) resize(cap_ == 0 ? 2 : cap_ * 2);
+    if (w >= cap_) resize(cap_ == 0 ? 2 : cap_ * 2);
   }
 
   void put(uint64_t v, unsigned n) {  // 1 <= n <= 64, v < 2^n
@@ -176,11 +175,12 @@ class XorChunk {
     const unsigned off = static_cast<unsigned>(pos & 63);
     const uint32_t n = words();
     if (w >= n) return 0;
-    return (words_[w] << off) | ((words_[w + 1] >> 1) >> (63 - off));
+    const uint64_t next = w + 1 < n ? words_[w + 1] : 0;
+    return (words_[w] << off) | ((next >> 1) >> (63 - off));
   }
 
   // 24 bytes: a series keeps one per chunk of its window. Words past
-  // bits_ are zero; there is always one more word than bits_ needs.
+  // bits_ are zero.
   uint64_t* words_ = nullptr;
   uint32_t cap_ = 0;   // words allocated
   uint32_t bits_ = 0;  // bits written
