@@ -8,14 +8,39 @@
 // one the config file should use.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <iostream>
 
 #include "cli/command.h"
 #include "cli/config.h"
 #include "server/agent.h"
 #include "server/web_security.h"
+#include "store/history.h"
+#include "util/duration.h"
 
 namespace gpulens::cli {
+
+namespace {
+
+// The history's memory bound at this interval and window
+// (History::budget_bytes): per series, every value at its worst case, and
+// the record times all series share.
+std::string history_budget_line(const AgentConfig& c) {
+  const auto records = static_cast<size_t>(std::max<int64_t>(1, c.history_ms / std::max<int64_t>(c.interval_ms, 1)));
+  const size_t shared = History::budget_bytes(0, records);
+  const size_t per_series = History::budget_bytes(1, records) - shared;
+  auto kib = [](size_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+    return std::string(buf);
+  };
+  return "# history: " + std::to_string(records) + " records (" + format_duration(c.history_ms) + " at " +
+         format_duration(c.interval_ms) + "): at most " + kib(per_series) + " a series (5.5 bytes a value), " +
+         kib(shared) + " of record times\n";
+}
+
+}  // namespace
 
 int run_check_config(int argc, char** argv) {
   CLI::App app{"Validate a YAML config file (as serve, rules and diagnose do); print listen, interval, history, "
@@ -81,7 +106,7 @@ int run_check_config(int argc, char** argv) {
   const size_t hidden = config_keys().size() - 4 - changed;
   std::cout << "# " << path << ": valid; " << hidden << (hidden == 1 ? " key" : " keys")
             << " at the default not shown (--verbose shows every key)\n"
-            << yaml;
+            << history_budget_line(*config) << yaml;
   return kExitOk;
 }
 

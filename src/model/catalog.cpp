@@ -338,6 +338,11 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
     {FieldId::kAgentSeriesDropped, "gpulens_series_dropped_total", kCounter, "", kAgent, kNode,
      "Series a pusher or a scrape target sent that the agent refused or dropped, by source and reason (a series "
      "budget, an invalid label or value, a duplicate); docs/limits.md."},
+    {FieldId::kAgentHistoryBytes, "gpulens_history_bytes", kGauge, "bytes", kAgent, kNode,
+     "Memory the in-memory history (diagnosis, /api/v1/history) takes: compressed values, chunk and ring "
+     "overhead, record times."},
+    {FieldId::kAgentHistoryBytesPerSample, "gpulens_history_bytes_per_sample", kGauge, "bytes", kAgent, kNode,
+     "gpulens_history_bytes over the values the history holds (every record of every kept series)."},
 }};
 
 constexpr bool catalog_in_enum_order() {

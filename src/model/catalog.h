@@ -187,6 +187,8 @@ enum class FieldId : uint16_t {
   kAgentPushSeries,
   kAgentPushRejected,
   kAgentSeriesDropped,
+  kAgentHistoryBytes,
+  kAgentHistoryBytesPerSample,
   kCount  // not a field
 };
 

@@ -167,6 +167,13 @@ void Agent::publish_self(int64_t now_ms) {
     std::lock_guard lock(live_.mutex());
     count = live_.present_count();
   }
+  if (history_) {
+    const History::Usage u = history_->usage();
+    f.set_node(FieldId::kAgentHistoryBytes, static_cast<double>(u.bytes));
+    if (u.samples > 0) {
+      f.set_node(FieldId::kAgentHistoryBytesPerSample, static_cast<double>(u.bytes) / static_cast<double>(u.samples));
+    }
+  }
   f.set_node(FieldId::kAgentSeries, static_cast<double>(count + f.values().size() + 1));
   live_.publish(self_index_, f);
 }

@@ -1,17 +1,39 @@
-// History rings: one float per series per record.
+// History: per-series rings of XOR-compressed chunks, one value per record.
 #include "store/history.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "store/xor_chunk.h"
+
 namespace gpulens {
 
 namespace {
 constexpr float kAbsent = std::numeric_limits<float>::quiet_NaN();
-}
 
-History::History(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity), times_(capacity_, 0) {}
+size_t auto_chunk(size_t capacity) { return std::clamp<size_t>((capacity + 29) / 30, 1, 4096); }
+}  // namespace
+
+History::History(size_t capacity, size_t chunk_records)
+    : capacity_(capacity == 0 ? 1 : capacity),
+      chunk_(std::min<size_t>(chunk_records == 0 ? auto_chunk(capacity_) : std::min(chunk_records, capacity_),
+                              XorChunk::kMaxValues)),
+      chunks_((capacity_ + chunk_ - 1) / chunk_ + 1),
+      times_(capacity_, 0),
+      chunk_min_ms_(chunks_, 0),
+      chunk_max_ms_(chunks_, 0) {}
+
+History::~History() = default;
+
+size_t History::budget_bytes(size_t series, size_t capacity) {
+  const History shape(capacity);
+  const size_t words = (shape.chunk_ * kMaxBitsPerSample + 63) / 64 + 1;
+  const size_t per_chunk = sizeof(XorChunk) + words * sizeof(uint64_t);
+  const size_t per_series = sizeof(std::vector<XorChunk>) + shape.chunks_ * per_chunk + sizeof(double) +
+                            sizeof(int64_t) + sizeof(float) + sizeof(uint32_t);
+  return series * per_series + shape.capacity_ * sizeof(int64_t) + 2 * shape.chunks_ * sizeof(int64_t);
+}
 
 void History::record(const SeriesRegistry& registry, const LiveStore& live, int64_t now_ms) {
   std::scoped_lock lock(registry.mutex(), live.mutex(), mu_);
@@ -23,11 +45,27 @@ void History::record(const SeriesRegistry& registry, const LiveStore& live, int6
     last_rate_.resize(n, kAbsent);
     absent_.resize(n, 0);
   }
+  const uint64_t chunk = total_ / chunk_;
+  const size_t index = static_cast<size_t>(total_ % chunk_);  // within the chunk
+  const size_t pos = static_cast<size_t>(chunk % chunks_);
+  const size_t prev_pos = (pos + chunks_ - 1) % chunks_;
+  // The next value of slot s into chunk `chunk`: a new chunk drops the one
+  // it replaces (chunks_ older, out of the window) and seals the one before.
+  auto append = [&](uint32_t s, float v) {
+    auto& ring = rings_[s];
+    if (index == 0) {
+      ring[pos] = XorChunk{};
+      ring[prev_pos].seal();
+    }
+    ring[pos].append(v);
+  };
   for (uint32_t s = 0; s < n; ++s) {
     auto& ring = rings_[s];
     if (ring.empty()) {
       if (!live.present(s)) continue;  // never present, or freed by reclaim(): nothing to keep
-      ring.assign(capacity_, kAbsent);
+      ring.resize(chunks_);
+      // Absent for the records of this chunk before it appeared.
+      for (size_t i = 0; i < index; ++i) ring[pos].append(kAbsent);
     }
     float out = kAbsent;
     if (live.present(s)) {
@@ -54,15 +92,22 @@ void History::record(const SeriesRegistry& registry, const LiveStore& live, int6
       last_raw_ms_[s] = 0;
       if (absent_[s] < capacity_) ++absent_[s];
     }
-    ring[head_] = out;
+    append(s, out);
   }
   // Slots beyond the live store's size are absent at this record.
   for (size_t s = n; s < rings_.size(); ++s) {
-    if (!rings_[s].empty()) rings_[s][head_] = kAbsent;
+    if (!rings_[s].empty()) append(static_cast<uint32_t>(s), kAbsent);
     if (absent_[s] < capacity_) ++absent_[s];
   }
-  times_[head_] = now_ms;
-  head_ = (head_ + 1) % capacity_;
+  times_[static_cast<size_t>(total_ % capacity_)] = now_ms;
+  if (index == 0) {
+    chunk_min_ms_[pos] = now_ms;
+    chunk_max_ms_[pos] = now_ms;
+  } else {
+    chunk_min_ms_[pos] = std::min(chunk_min_ms_[pos], now_ms);
+    chunk_max_ms_[pos] = std::max(chunk_max_ms_[pos], now_ms);
+  }
+  ++total_;
   if (count_ < capacity_) ++count_;
 }
 
@@ -76,7 +121,7 @@ size_t History::reclaim(SeriesRegistry& registry, const LiveStore& live) {
   }
   const std::vector<uint32_t> freed = registry.release_locked(gone);
   for (uint32_t s : freed) {
-    std::vector<float>().swap(rings_[s]);  // reallocated when the slot is reused
+    std::vector<XorChunk>().swap(rings_[s]);  // every chunk: a reused slot starts empty
     last_raw_[s] = std::numeric_limits<double>::quiet_NaN();
     last_raw_ms_[s] = 0;
     last_rate_[s] = kAbsent;
@@ -88,23 +133,36 @@ size_t History::reclaim(SeriesRegistry& registry, const LiveStore& live) {
 void History::read(uint32_t slot, int64_t from_ms, int64_t to_ms,
                    const std::function<void(int64_t, float)>& visit) const {
   std::lock_guard lock(mu_);
-  if (slot >= rings_.size() || rings_[slot].empty()) return;
+  if (slot >= rings_.size() || rings_[slot].empty() || count_ == 0) return;
   const auto& ring = rings_[slot];
-  const size_t start = (head_ + capacity_ - count_) % capacity_;
-  for (size_t i = 0; i < count_; ++i) {
-    const size_t pos = (start + i) % capacity_;
-    const int64_t t = times_[pos];
-    if (t < from_ms || t > to_ms || std::isnan(ring[pos])) continue;
-    visit(t, ring[pos]);
+  const uint64_t lo = total_ - count_;  // the oldest record within the window
+  std::vector<float> buf(chunk_);
+  for (uint64_t chunk = lo / chunk_; chunk * chunk_ < total_; ++chunk) {
+    const size_t pos = static_cast<size_t>(chunk % chunks_);
+    const XorChunk& c = ring[pos];
+    if (c.size() == 0 || chunk_max_ms_[pos] < from_ms || chunk_min_ms_[pos] > to_ms) continue;
+    const uint64_t base = chunk * chunk_;
+    const uint32_t skip = base < lo ? static_cast<uint32_t>(lo - base) : 0;  // records older than the window
+    // Decode the whole chunk first (a tight loop), then visit.
+    c.decode([&](uint32_t i, float v) { buf[i] = v; });
+    const uint32_t n = c.size();
+    size_t ti = static_cast<size_t>((base + skip) % capacity_);
+    for (uint32_t i = skip; i < n; ++i, ++ti) {
+      if (ti == capacity_) ti = 0;
+      const float v = buf[i];
+      if (std::isnan(v)) continue;
+      const int64_t t = times_[ti];
+      if (t < from_ms || t > to_ms) continue;
+      visit(t, v);
+    }
   }
 }
 
 std::vector<int64_t> History::times(int64_t from_ms, int64_t to_ms) const {
   std::lock_guard lock(mu_);
   std::vector<int64_t> out;
-  const size_t start = (head_ + capacity_ - count_) % capacity_;
-  for (size_t i = 0; i < count_; ++i) {
-    const int64_t t = times_[(start + i) % capacity_];
+  for (uint64_t r = total_ - count_; r < total_; ++r) {
+    const int64_t t = times_[static_cast<size_t>(r % capacity_)];
     if (t >= from_ms && t <= to_ms) out.push_back(t);
   }
   return out;
@@ -117,19 +175,30 @@ size_t History::records() const {
 
 int64_t History::oldest_ms() const {
   std::lock_guard lock(mu_);
-  return count_ ? times_[(head_ + capacity_ - count_) % capacity_] : 0;
+  return count_ ? times_[static_cast<size_t>((total_ - count_) % capacity_)] : 0;
 }
 
 int64_t History::newest_ms() const {
   std::lock_guard lock(mu_);
-  return count_ ? times_[(head_ + capacity_ - 1) % capacity_] : 0;
+  return count_ ? times_[static_cast<size_t>((total_ - 1) % capacity_)] : 0;
 }
 
-size_t History::memory_bytes() const {
+History::Usage History::usage() const {
   std::lock_guard lock(mu_);
-  size_t bytes = times_.size() * sizeof(int64_t) + last_raw_.size() * (sizeof(double) + sizeof(int64_t));
-  for (const auto& r : rings_) bytes += r.capacity() * sizeof(float);
-  return bytes;
+  Usage u;
+  u.bytes = (times_.size() + chunk_min_ms_.size() + chunk_max_ms_.size()) * sizeof(int64_t) +
+            last_raw_.size() * (sizeof(double) + sizeof(int64_t) + sizeof(float) + sizeof(uint32_t)) +
+            rings_.capacity() * sizeof(std::vector<XorChunk>);
+  for (const auto& ring : rings_) {
+    u.bytes += ring.capacity() * sizeof(XorChunk);
+    for (const auto& c : ring) {
+      u.bytes += c.memory_bytes();
+      u.samples += c.size();
+    }
+  }
+  return u;
 }
+
+size_t History::memory_bytes() const { return usage().bytes; }
 
 }  // namespace gpulens

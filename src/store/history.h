@@ -5,10 +5,21 @@
 // the previous record (NaN on the first record and across a counter reset),
 // which is what every consumer of history wants. Absent values are NaN.
 //
-// Memory bound: 4 bytes x series x capacity + 8 bytes x capacity. With the
-// default capacity (one hour at 1 s = 3600 records) and the ~700 series of an
-// 8-GPU node that is about 10 MiB. "Series" counts those seen within the
-// window: reclaim() frees the ring and the registry slot of every series
+// Storage: the records are cut into chunks of chunk_records() records (about
+// a thirtieth of the window: 2 minutes of an hour). A series keeps one
+// XorChunk (store/xor_chunk.h) per chunk, XOR-compressed and bit-exact; the
+// newest is open for appends, the others are sealed at their exact size, and
+// the oldest is dropped whole once the window has passed it. The record
+// times are kept once for all series (8 bytes a record). A reader decodes
+// only the chunks its time range touches.
+//
+// Memory bound: per series, at most kMaxBitsPerSample bits per record (5.5
+// bytes; a constant or absent series takes 1 bit, the simulator's scenarios
+// 1.7 bytes on average with everything counted: docs/PERFORMANCE.md), plus
+// 24 bytes per chunk; plus 8 bytes x capacity for the times.
+// budget_bytes() gives the bound for a number of series. "Series" counts
+// those seen within the window: reclaim() frees the chunks and the registry
+// slot of every series
 // absent for a whole window (an exited process), or for the much shorter
 // set_short_lived_release() bound when a pusher or a scrape target wrote it
 // (an expired or DELETEd push group), so churning pids, pods and labels do
@@ -31,9 +42,23 @@
 
 namespace gpulens {
 
+class XorChunk;  // store/xor_chunk.h
+
 class History {
  public:
-  explicit History(size_t capacity);
+  // Worst case of one stored value (XorChunk: 12 bits of header and 32 of value).
+  static constexpr size_t kMaxBitsPerSample = 44;
+
+  // `chunk_records` 0: about capacity / 30 (at least 1, at most 4096); at
+  // most capacity and XorChunk::kMaxValues.
+  explicit History(size_t capacity, size_t chunk_records = 0);
+  ~History();
+  History(const History&) = delete;
+  History& operator=(const History&) = delete;
+
+  // The most memory `series` series can take over `capacity` records: every
+  // value at its worst case, the chunk and ring overhead and the times.
+  static size_t budget_bytes(size_t series, size_t capacity);
 
   void record(const SeriesRegistry& registry, const LiveStore& live, int64_t now_ms);
 
@@ -63,20 +88,36 @@ class History {
   size_t records() const;                 // number of records held (<= capacity)
   int64_t oldest_ms() const;              // 0 when empty
   int64_t newest_ms() const;
+  size_t chunk_records() const { return chunk_; }
   size_t memory_bytes() const;
+
+  // What the history holds: bytes (as memory_bytes()) and stored values
+  // (every record of every kept series, absent ones included).
+  struct Usage {
+    size_t bytes = 0;
+    size_t samples = 0;
+  };
+  Usage usage() const;
 
  private:
   size_t capacity_;
+  size_t chunk_;                            // records per chunk
+  size_t chunks_;                           // chunks in a series' ring: enough to cover capacity_
   size_t short_lived_release_ = capacity_;
   mutable std::mutex mu_;
-  std::vector<int64_t> times_;              // ring of record times
-  std::vector<std::vector<float>> rings_;   // per slot, capacity each
+  std::vector<int64_t> times_;              // ring of record times, by record number % capacity_
+  std::vector<int64_t> chunk_min_ms_;       // per ring position: the earliest and latest time
+  std::vector<int64_t> chunk_max_ms_;       //   recorded in that chunk
+  // Per slot: empty (never present, or freed), or chunks_ chunks; chunk k
+  // (records k*chunk_ ...) at position k % chunks_, empty before the
+  // series first appeared.
+  std::vector<std::vector<XorChunk>> rings_;
   std::vector<double> last_raw_;            // counters: previous raw value
   std::vector<int64_t> last_raw_ms_;
   std::vector<float> last_rate_;
   std::vector<uint32_t> absent_;            // per slot: records since it was last present
-  size_t head_ = 0;                         // next write position
-  size_t count_ = 0;
+  uint64_t total_ = 0;                      // records made since the start (the next record's number)
+  size_t count_ = 0;                        // records within the window (<= capacity_)
 };
 
 }  // namespace gpulens
