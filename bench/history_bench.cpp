@@ -10,7 +10,9 @@
 //   BM_Append        History::record of every series, per value
 //   BM_ReadPlain     every series over the whole window, from float rings
 //                    (the previous History::read, kept here as the baseline)
-//   BM_ReadChunks    the same from the compressed chunks
+//   BM_ReadChunks    the same from the compressed chunks, a call per value
+//   BM_ReadBatches   the same a chunk at a time (History::read_batches), as
+//                    the diagnosis reads its window
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -21,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -198,10 +201,30 @@ void read_all(benchmark::State& state, const Store& store) {
 
 void BM_ReadPlain(benchmark::State& state) { read_all(state, *g_setup->plain); }
 void BM_ReadChunks(benchmark::State& state) { read_all(state, *g_setup->history); }
+// What the diagnosis reads a window with (diagnose/live_input.cpp): a call
+// per chunk, the values looped over in place.
+void BM_ReadBatches(benchmark::State& state) {
+  Setup& g = *g_setup;
+  size_t values = 0;
+  for (auto _ : state) {
+    double sum = 0;
+    for (uint32_t slot : g.slots) {
+      g.history->read_batches(slot, 0, std::numeric_limits<int64_t>::max(),
+                              [&](std::span<const int64_t> ts, std::span<const float> vs) {
+                                for (size_t i = 0; i < ts.size(); ++i) sum += vs[i];
+                                values += vs.size();
+                              });
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  state.counters["ns_per_value"] =
+      benchmark::Counter(static_cast<double>(values), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
 
 BENCHMARK(BM_Append)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ReadPlain)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReadChunks)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadBatches)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

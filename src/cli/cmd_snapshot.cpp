@@ -17,6 +17,7 @@
 #include "cli/command.h"
 #include "cli/setup.h"
 #include "cli/snapshot_processes.h"
+#include "model/series.h"
 #include "sources/sim/scenario.h"
 #include "top/service_lines.h"
 #include "util/duration.h"
@@ -62,18 +63,6 @@ struct Gpu {
   }
 };
 
-// The value of label `name` in a "metric{a=\"x\",b=\"y\"}" key, "" when absent.
-std::string label_in(std::string_view key, std::string_view name) {
-  const std::string want = std::string(name) + "=\"";
-  for (size_t at = key.find(want); at != std::string_view::npos; at = key.find(want, at + 1)) {
-    if (at > 0 && key[at - 1] != '{' && key[at - 1] != ',') continue;
-    const size_t from = at + want.size();
-    const size_t to = key.find('"', from);
-    return to == std::string_view::npos ? "" : std::string(key.substr(from, to - from));
-  }
-  return "";
-}
-
 // One line per process that pushes allocator data to the agent:
 //   "  GPU 0 pid 4242 (ml/trainer-0): slack 62%, external fragmentation 71% (pool large), 3 retries, 0 OOMs"
 // Slack is 1 - allocated/reserved; external fragmentation is 1 - largest free
@@ -86,18 +75,18 @@ std::vector<std::string> allocator_lines(const Gpu& g) {
   };
   std::map<std::string, Proc> procs;  // by pid
   for (const auto& [k, v] : g.fields) {
-    const std::string pid = label_in(k, "pid");
+    const std::string pid = label_in_key(k, "pid");
     if (pid.empty()) continue;
     const std::string_view name = std::string_view(k).substr(0, k.find('{'));
     Proc& p = procs[pid];
     if (p.where.empty()) {
-      const std::string ns = label_in(k, "namespace"), pod = label_in(k, "pod");
+      const std::string ns = label_in_key(k, "namespace"), pod = label_in_key(k, "pod");
       if (!pod.empty()) p.where = " (" + (ns.empty() ? "" : ns + "/") + pod + ")";
     }
     if (name == "gpu_memory_fragmentation_ratio") p.slack = std::max(p.slack, v);
     if (name == "gpu_allocator_external_fragmentation_ratio" && v > p.external) {
       p.external = v;
-      p.pool = label_in(k, "pool");
+      p.pool = label_in_key(k, "pool");
     }
     if (name == "gpu_allocator_retries_total") p.retries = std::max(p.retries, v);
     if (name == "gpu_allocator_ooms_total") p.ooms = std::max(p.ooms, v);

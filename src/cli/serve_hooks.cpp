@@ -2,6 +2,7 @@
 // what a SIGHUP changes in them.
 #include "cli/serve_hooks.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +24,12 @@ namespace {
 constexpr int64_t kDiagnoseEveryMs = 15'000;
 constexpr int64_t kWindowMs = kFindingsWindowMs;
 
+// A diagnosis builds the window's signals (megabytes) and frees them; glibc
+// keeps freed memory in the calling thread's arena, so each thread that ran
+// one held ~24 MiB more RSS for good. Handing the free pages back costs
+// about a millisecond per diagnosis (docs/PERFORMANCE.md "History memory").
+void release_free_memory() { malloc_trim(0); }
+
 class Extras final : public ServeExtras {
  public:
   Extras(Agent& agent, diagnose::Thresholds t, ProfileTriggerOptions p)
@@ -39,6 +46,7 @@ class Extras final : public ServeExtras {
     if (now_ms - last_ms_ >= kDiagnoseEveryMs || last_ms_ == 0 || report_.gpu_count == 0 || rethink_) {
       rethink_ = false;
       report_ = diagnose::diagnose_live(agent_.registry(), agent_.history(), now_ms, thresholds_, kWindowMs, host());
+      release_free_memory();
       accumulate_waste(last_ms_ ? now_ms - last_ms_ : 0);
       log_changes();
       last_ms_ = now_ms;
@@ -57,6 +65,7 @@ class Extras final : public ServeExtras {
       t = thresholds_;
     }
     diagnose::Report r = diagnose::diagnose_live(agent_.registry(), agent_.history(), now_ms, t, window_ms, host());
+    release_free_memory();
     std::lock_guard lock(mu_);
     trigger_.attach(r);
     return r;

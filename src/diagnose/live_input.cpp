@@ -76,17 +76,20 @@ SignalSet signals_from_history(const SeriesRegistry& registry, const History& hi
     auto flush = [&] {
       if (n) points.push_back({last_t, sum / n});
     };
-    history.read(si.slot, from_ms, to_ms, [&](int64_t t, float v) {
-      const int64_t s = t >= 0 ? t / 1000 : (t - 999) / 1000;
-      if (s != second) {
-        flush();
-        second = s;
-        sum = 0;
-        n = 0;
+    history.read_batches(si.slot, from_ms, to_ms, [&](std::span<const int64_t> ts, std::span<const float> vs) {
+      for (size_t i = 0; i < ts.size(); ++i) {
+        const int64_t t = ts[i];
+        const int64_t s = t >= 0 ? t / 1000 : (t - 999) / 1000;
+        if (s != second) {
+          flush();
+          second = s;
+          sum = 0;
+          n = 0;
+        }
+        sum += vs[i];
+        ++n;
+        last_t = t;
       }
-      sum += v;
-      ++n;
-      last_t = t;
     });
     flush();
     if (points.empty()) continue;

@@ -64,6 +64,14 @@ std::string label_value(std::string_view extra, std::string_view name) {
   return {};
 }
 
+std::string label_in_key(std::string_view key, std::string_view name) {
+  const size_t open = key.find('{');
+  if (open == std::string_view::npos) return {};
+  std::string_view labels = key.substr(open + 1);
+  if (labels.ends_with('}')) labels.remove_suffix(1);
+  return label_value(labels, name);
+}
+
 void SeriesRegistry::set_gpu(int index, GpuIdentity id) {
   std::lock_guard lock(mu_);
   if (index >= static_cast<int>(gpus_.size())) gpus_.resize(index + 1);

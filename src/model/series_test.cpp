@@ -92,6 +92,18 @@ TEST(Labels, Escaping) {
   EXPECT_EQ(label("a", "x\"y\\z\nw"), "a=\"x\\\"y\\\\z\\nw\"");
 }
 
+TEST(Labels, ReadBackFromASeriesKey) {
+  // A quote or comma inside a value (a pod name an outside writer chose)
+  // neither ends the value nor starts a label.
+  const std::string key = "gpu_allocator_ooms_total{pid=\"7\"," + label("pod", "a\",pid=\"9") + ",pool=\"large\"}";
+  EXPECT_EQ(label_in_key(key, "pid"), "7");
+  EXPECT_EQ(label_in_key(key, "pod"), "a\",pid=\"9");
+  EXPECT_EQ(label_in_key(key, "pool"), "large");
+  EXPECT_EQ(label_in_key(key, "ool"), "");
+  EXPECT_EQ(label_in_key("up", "pid"), "");
+  EXPECT_EQ(label_in_key("up{}", "pid"), "");
+}
+
 TEST(MigLabels, FixedOrderAndReadBack) {
   const std::string extra = mig_labels({.uuid = "MIG-1f2e", .profile = "1g.18gb", .gpu_instance = 9, .compute_instance = 0});
   EXPECT_EQ(extra, "mig_uuid=\"MIG-1f2e\",mig_profile=\"1g.18gb\",gpu_instance_id=\"9\",compute_instance_id=\"0\"");

@@ -132,29 +132,39 @@ size_t History::reclaim(SeriesRegistry& registry, const LiveStore& live) {
 
 void History::read(uint32_t slot, int64_t from_ms, int64_t to_ms,
                    const std::function<void(int64_t, float)>& visit) const {
+  read_batches(slot, from_ms, to_ms, [&](std::span<const int64_t> t, std::span<const float> v) {
+    for (size_t i = 0; i < t.size(); ++i) visit(t[i], v[i]);
+  });
+}
+
+void History::read_batches(uint32_t slot, int64_t from_ms, int64_t to_ms, const Batch& visit) const {
   std::lock_guard lock(mu_);
   if (slot >= rings_.size() || rings_[slot].empty() || count_ == 0) return;
   const auto& ring = rings_[slot];
   const uint64_t lo = total_ - count_;  // the oldest record within the window
-  std::vector<float> buf(chunk_);
+  std::vector<float> buf(chunk_), values(chunk_);
+  std::vector<int64_t> times(chunk_);
   for (uint64_t chunk = lo / chunk_; chunk * chunk_ < total_; ++chunk) {
     const size_t pos = static_cast<size_t>(chunk % chunks_);
     const XorChunk& c = ring[pos];
     if (c.size() == 0 || chunk_max_ms_[pos] < from_ms || chunk_min_ms_[pos] > to_ms) continue;
     const uint64_t base = chunk * chunk_;
     const uint32_t skip = base < lo ? static_cast<uint32_t>(lo - base) : 0;  // records older than the window
-    // Decode the whole chunk first (a tight loop), then visit.
+    // Decode the whole chunk first (a tight loop), then keep what is asked.
     c.decode([&](uint32_t i, float v) { buf[i] = v; });
     const uint32_t n = c.size();
     size_t ti = static_cast<size_t>((base + skip) % capacity_);
+    size_t kept = 0;
     for (uint32_t i = skip; i < n; ++i, ++ti) {
       if (ti == capacity_) ti = 0;
       const float v = buf[i];
-      if (std::isnan(v)) continue;
       const int64_t t = times_[ti];
-      if (t < from_ms || t > to_ms) continue;
-      visit(t, v);
+      if (std::isnan(v) || t < from_ms || t > to_ms) continue;
+      times[kept] = t;
+      values[kept] = v;
+      ++kept;
     }
+    if (kept) visit({times.data(), kept}, {values.data(), kept});
   }
 }
 

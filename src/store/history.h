@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "model/series.h"
@@ -66,6 +67,13 @@ class History {
   // skipping NaN (absent) entries.
   void read(uint32_t slot, int64_t from_ms, int64_t to_ms,
             const std::function<void(int64_t t_ms, float value)>& visit) const;
+
+  // The same samples a chunk at a time: `visit` gets the times and values
+  // of each stored chunk in range (NaN and out-of-range entries left out,
+  // never empty), oldest first. One call per chunk instead of one per value:
+  // what the diagnosis reads a whole window with.
+  using Batch = std::function<void(std::span<const int64_t> t_ms, std::span<const float> values)>;
+  void read_batches(uint32_t slot, int64_t from_ms, int64_t to_ms, const Batch& visit) const;
 
   // Frees the ring and the registry slot (SeriesRegistry::release_locked) of
   // every series absent from the last capacity() records (short-lived ones:

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -52,6 +53,14 @@ void expect_same(const History& h, SeriesRegistry& reg, const Reference& ref, si
     }
     h.read(slot, from, to, [&](int64_t t, float v) { got.emplace_back(t, std::bit_cast<uint32_t>(v)); });
     ASSERT_EQ(got, want) << "gpu " << g << " from " << from << " to " << to;
+    // A chunk at a time: the same samples, no empty batch.
+    got.clear();
+    h.read_batches(slot, from, to, [&](std::span<const int64_t> ts, std::span<const float> vs) {
+      ASSERT_EQ(ts.size(), vs.size());
+      ASSERT_FALSE(ts.empty());
+      for (size_t i = 0; i < ts.size(); ++i) got.emplace_back(ts[i], std::bit_cast<uint32_t>(vs[i]));
+    });
+    ASSERT_EQ(got, want) << "batches: gpu " << g << " from " << from << " to " << to;
   }
 }
 

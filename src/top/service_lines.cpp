@@ -9,21 +9,10 @@
 #include <string_view>
 
 #include "diagnose/mapping.h"
+#include "model/series.h"
 
 namespace gpulens::top {
 namespace {
-
-// The value of label `name` in a "metric{a=\"x\",b=\"y\"}" key, "" when absent.
-std::string label_in(std::string_view key, std::string_view name) {
-  const std::string want = std::string(name) + "=\"";
-  for (size_t at = key.find(want); at != std::string_view::npos; at = key.find(want, at + 1)) {
-    if (at > 0 && key[at - 1] != '{' && key[at - 1] != ',') continue;
-    const size_t from = at + want.size();
-    const size_t to = key.find('"', from);
-    return to == std::string_view::npos ? "" : std::string(key.substr(from, to - from));
-  }
-  return "";
-}
 
 std::string num(const char* f, double v) {
   char b[32];
@@ -45,22 +34,22 @@ std::vector<std::string> service_lines(const std::map<std::string, double, std::
   for (const auto& [name, v] : node_fields) {
     const std::string_view key = name;
     if (key.starts_with("host_gpu_process_affinity_info{")) {
-      const std::string gpu = label_in(key, "gpu");
+      const std::string gpu = label_in_key(key, "gpu");
       if (!gpu.empty() && gpu.size() < 4 && gpu.find_first_not_of("0123456789") == std::string::npos) {
-        gpus[label_in(key, "pid")].insert(std::atoi(gpu.c_str()));
+        gpus[label_in_key(key, "pid")].insert(std::atoi(gpu.c_str()));
       }
       continue;
     }
     if (!key.starts_with("serving_")) continue;
-    const std::string endpoint = label_in(key, "endpoint");
+    const std::string endpoint = label_in_key(key, "endpoint");
     if (endpoint.empty()) continue;
     Engine& e = engines[endpoint];
-    e.kind = label_in(key, "engine");
-    if (e.pid.empty()) e.pid = label_in(key, "pid");
-    const std::string le = label_in(key, "le");
+    e.kind = label_in_key(key, "engine");
+    if (e.pid.empty()) e.pid = label_in_key(key, "pid");
+    const std::string le = label_in_key(key, "le");
     const double bound =
         le == "+Inf" ? std::numeric_limits<double>::infinity() : le.empty() ? -1 : std::atof(le.c_str());
-    if (key.starts_with("serving_engine_info{")) e.model = label_in(key, "model");
+    if (key.starts_with("serving_engine_info{")) e.model = label_in_key(key, "model");
     if (key.starts_with("serving_kv_cache_usage_ratio{")) e.kv = v;
     if (key.starts_with("serving_requests_waiting{")) e.waiting = v;
     if (key.starts_with("serving_requests_running{")) e.running = v;
