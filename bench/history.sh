@@ -10,13 +10,16 @@
 #      of the simulator at 1 s and on the diagnosis test recordings
 #      (tests/data/recordings/gen.py)
 #   4. `gpulens record` size per node-minute, text and gzip
-# Usage: [PARTS="1 2 3 4"] bench/history.sh BUILD_DIR [BEFORE_GPULENS]
+#   5. Prometheus' TSDB on the same hour of the simulator: the recording
+#      backfilled with `promtool tsdb create-blocks-from openmetrics`, the
+#      blocks' bytes (chunks, index, meta) per sample
+# Usage: [PARTS="1 2 3 4 5"] bench/history.sh BUILD_DIR [BEFORE_GPULENS]
 #   BUILD_DIR holds gpulens and bench/history_bench; BEFORE_GPULENS is an
 #   older gpulens binary to measure beside it in step 1.
 set -euo pipefail
 build=$1
 before=${2:-}
-parts=${PARTS:-1 2 3 4}
+parts=${PARTS:-1 2 3 4 5}
 part() { [[ " $parts " == *" $1 "* ]]; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -99,7 +102,7 @@ mapfile -t recs < <(find "$work/rec" -name '*.om' | sort)
 "$build/bench/history_bench" "${recs[@]}" --benchmark_min_time=2
 fi
 
-part 4 || exit 0
+if part 4; then
 echo
 echo "## 4. Recording size per node-minute (simulator, 8 GPUs, 10 min at 1 s)"
 for ext in om om.gz; do
@@ -107,3 +110,15 @@ for ext in om om.gz; do
   bytes=$(stat -c %s "$work/ten.$ext")
   echo "$ext: $bytes bytes for 10 minutes = $((bytes / 10)) bytes per node-minute"
 done
+fi
+
+if part 5; then
+echo
+echo "## 5. Prometheus' TSDB on the same data (an hour of the simulator at 1 s)"
+[[ -e "$work/sim.om" ]] || "$build/gpulens" record --source sim --duration 1h --interval 1s -o "$work/sim.om" 2>/dev/null
+samples=$(grep -vc '^#' "$work/sim.om")
+promtool tsdb create-blocks-from openmetrics "$work/sim.om" "$work/tsdb" >/dev/null
+bytes=$(find "$work/tsdb" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
+chunks=$(find "$work/tsdb" -path '*/chunks/*' -type f -printf '%s\n' | awk '{s += $1} END {print s}')
+echo "samples $samples; blocks $bytes bytes ($(echo "scale=3; $bytes / $samples" | bc) bytes per sample), of which chunks $chunks ($(echo "scale=3; $chunks / $samples" | bc))"
+fi

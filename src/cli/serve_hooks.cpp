@@ -26,8 +26,8 @@ constexpr int64_t kWindowMs = kFindingsWindowMs;
 
 // A diagnosis builds the window's signals (megabytes) and frees them; glibc
 // keeps freed memory in the calling thread's arena, so each thread that ran
-// one held ~24 MiB more RSS for good. Handing the free pages back costs
-// about a millisecond per diagnosis (docs/PERFORMANCE.md "History memory").
+// one held ~24 MiB more RSS for good. Handing the free pages back is a few
+// percent of the agent's CPU (docs/PERFORMANCE.md "History memory").
 void release_free_memory() { malloc_trim(0); }
 
 class Extras final : public ServeExtras {

@@ -69,7 +69,7 @@ std::string label_in_key(std::string_view key, std::string_view name) {
   if (open == std::string_view::npos) return {};
   std::string_view labels = key.substr(open + 1);
   if (labels.ends_with('}')) labels.remove_suffix(1);
-  return label_value(labels, name);
+  return label_value(histogram_part(labels).labels, name);  // a histogram's "sum,"/"count," word is no label
 }
 
 void SeriesRegistry::set_gpu(int index, GpuIdentity id) {

@@ -212,7 +212,8 @@ std::string mig_labels(const MigIdentity& mig);
 // label()/mig_labels() ("" when absent): label_value(extra, "gpu_instance_id").
 std::string label_value(std::string_view extra, std::string_view name);
 // The same in a series key as /metrics and the JSON API write it
-// (`metric{a="x",b="y"}`): label_in_key(key, "pid").
+// (`metric{a="x",b="y"}`, a histogram part's `metric{sum,a="x"}`):
+// label_in_key(key, "pid").
 std::string label_in_key(std::string_view key, std::string_view name);
 
 // A histogram series' part: the pseudo-extras "sum" and "count" (frame.h),

@@ -102,6 +102,9 @@ TEST(Labels, ReadBackFromASeriesKey) {
   EXPECT_EQ(label_in_key(key, "ool"), "");
   EXPECT_EQ(label_in_key("up", "pid"), "");
   EXPECT_EQ(label_in_key("up{}", "pid"), "");
+  // A histogram's sum and count carry their part as a bare leading word.
+  EXPECT_EQ(label_in_key("serving_ttft_seconds{sum,engine=\"vllm\"}", "engine"), "vllm");
+  EXPECT_EQ(label_in_key("serving_ttft_seconds{count}", "engine"), "");
 }
 
 TEST(MigLabels, FixedOrderAndReadBack) {

@@ -142,8 +142,15 @@ void History::read_batches(uint32_t slot, int64_t from_ms, int64_t to_ms, const 
   if (slot >= rings_.size() || rings_[slot].empty() || count_ == 0) return;
   const auto& ring = rings_[slot];
   const uint64_t lo = total_ - count_;  // the oldest record within the window
-  std::vector<float> buf(chunk_), values(chunk_);
-  std::vector<int64_t> times(chunk_);
+  // Scratch for one chunk, kept per thread: a read of a short window visits
+  // many series of a few values each.
+  thread_local std::vector<float> buf, values;
+  thread_local std::vector<int64_t> times;
+  if (buf.size() < chunk_) {
+    buf.resize(chunk_);
+    values.resize(chunk_);
+    times.resize(chunk_);
+  }
   for (uint64_t chunk = lo / chunk_; chunk * chunk_ < total_; ++chunk) {
     const size_t pos = static_cast<size_t>(chunk % chunks_);
     const XorChunk& c = ring[pos];
