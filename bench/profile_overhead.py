@@ -23,7 +23,10 @@ rounds) and its ratio to the neighbouring baselines (median over rounds, and
 each round's), and the same for the process's CPU time per step
 (time.process_time over the case / its steps: the client's threads, the
 sampler, the profiler and the export included), which a loaded machine
-disturbs far less than wall time.
+disturbs far less than wall time. Last, per case, the CPU of the process's
+threads other than the loop's (the client's poller, the sampler, the capture
+thread) as a share of the loop thread's CPU, and its rise over the baseline:
+the client's cost measured directly, which the machine's noise barely moves.
 
     bench/profile_overhead.py build/release/gpulens [ROUNDS] [WINDOW_S]
 """
@@ -72,17 +75,21 @@ class Loop:
         return time.perf_counter() - t0
 
     def for_seconds(self, seconds):
-        out, end, cpu = [], time.monotonic() + seconds, time.process_time()
-        while time.monotonic() < end:
-            out.append(self.step())
-        self.cpu = (time.process_time() - cpu) / max(len(out), 1)  # the process's CPU per step
-        return out
+        end = time.monotonic() + seconds
+        return self.while_true(lambda: time.monotonic() < end, seconds + 1)
 
     def while_true(self, cond, limit_s):
-        out, end, cpu = [], time.monotonic() + limit_s, time.process_time()
+        out, end = [], time.monotonic() + limit_s
+        cpu, main = time.process_time(), time.thread_time()
         while cond() and time.monotonic() < end:
             out.append(self.step())
-        self.cpu = (time.process_time() - cpu) / max(len(out), 1)
+        self.cpu = (time.process_time() - cpu) / max(len(out), 1)  # the process's CPU per step
+        # The CPU of every thread but this one (the client's poller, the
+        # sampler, the capture thread, exited ones included), as a share of
+        # this thread's: what the client takes beside the loop, measured
+        # directly and far less disturbed by the machine than step times.
+        main = time.thread_time() - main
+        self.others = (time.process_time() - cpu - main) / main if main > 0 else 0.0
         return out
 
 
@@ -110,14 +117,14 @@ def capture(loop, gpulens, url, kind, window, client):
     if started[0] is None:
         raise SystemExit("the capture did not start: %s" % out)
     steps = loop.while_true(lambda: p._thread.is_alive(), window + 60)
-    cpu = loop.cpu
+    cpu, others = loop.cpu, loop.others
     ended = time.monotonic()
     loop.while_true(lambda: proc.poll() is None, 60)  # the agent, the analysis, the printing
     wall = time.monotonic() - t0
     time.sleep(0.2)
     if proc.returncode != 0:
         raise SystemExit("gpulens profile failed: %s" % out.get("stderr"))
-    loop.cpu = cpu
+    loop.cpu, loop.others = cpu, others
     return steps, wall, started[0] - t0, ended - started[0]
 
 
@@ -126,7 +133,7 @@ def by_hand(loop, window):
     p = prof.profile(activities=[prof.ProfilerActivity.CPU], record_shapes=False)
     p.__enter__()
     steps = loop.for_seconds(window)
-    cpu = loop.cpu
+    cpu, others = loop.cpu, loop.others
     t0 = time.monotonic()
     p.__exit__(None, None, None)
     tmp = tempfile.mkdtemp()
@@ -137,7 +144,7 @@ def by_hand(loop, window):
             gzip.compress(f.read(), compresslevel=6)
     finally:
         shutil.rmtree(tmp)
-    loop.cpu = cpu
+    loop.cpu, loop.others = cpu, others
     return steps, time.monotonic() - t0
 
 
@@ -158,6 +165,7 @@ def main():
     ratios = {k: [] for k in "bcde"}
     cpu_ratios = {k: [] for k in "bcde"}
     cpus = {k: [] for k in "abcde"}
+    others = {k: [] for k in "abcde"}
     medians = {k: [] for k in "abcde"}
     counts = {k: 0 for k in "abcde"}
     walls = {"stacks": [], "torch": []}
@@ -167,28 +175,36 @@ def main():
         loop = Loop()
         loop.for_seconds(3)  # warm-up
         for r in range(rounds):
-            seg, cpu = {}, {}
+            seg, cpu, oth = {}, {}, {}
             seg["a0"] = loop.for_seconds(base_s)
             cpu["a0"] = loop.cpu
+            oth["a0"] = loop.others
             client = gpulens_client.start(url=url)
             seg["b1"] = loop.for_seconds(base_s)
             cpu["b1"] = loop.cpu
+            oth["b1"] = loop.others
             seg["c"], wall, pickup, ran = capture(loop, gpulens, url, "stacks", window, client)
             cpu["c"] = loop.cpu
+            oth["c"] = loop.others
             walls["stacks"].append((wall, pickup, ran))
             seg["b2"] = loop.for_seconds(base_s)
             cpu["b2"] = loop.cpu
+            oth["b2"] = loop.others
             seg["d"], wall, pickup, ran = capture(loop, gpulens, url, "torch", window, client)
             cpu["d"] = loop.cpu
+            oth["d"] = loop.others
             walls["torch"].append((wall, pickup, ran))
             seg["b3"] = loop.for_seconds(base_s)
             cpu["b3"] = loop.cpu
+            oth["b3"] = loop.others
             seg["e"], export = by_hand(loop, window)
             cpu["e"] = loop.cpu
+            oth["e"] = loop.others
             exports.append(export)
             gpulens_client.stop()
             seg["a4"] = loop.for_seconds(base_s)
             cpu["a4"] = loop.cpu
+            oth["a4"] = loop.others
             m = {k: statistics.median(v) for k, v in seg.items()}
             ratios["b"].append(m["b1"] / ((m["a0"] + m["a4"]) / 2))
             ratios["c"].append(m["c"] / ((m["b1"] + m["b2"]) / 2))
@@ -200,6 +216,7 @@ def main():
             cpu_ratios["e"].append(cpu["e"] / ((cpu["b2"] + cpu["b3"]) / 2))
             for k, keys in {"a": ("a0", "a4"), "b": ("b1", "b2", "b3"), "c": ("c",), "d": ("d",), "e": ("e",)}.items():
                 cpus[k].append(statistics.mean(cpu[key] for key in keys))
+                others[k].append(statistics.mean(oth[key] for key in keys))
             for k, keys in {"a": ("a0", "a4"), "b": ("b1", "b2", "b3"), "c": ("c",), "d": ("d",), "e": ("e",)}.items():
                 medians[k].append(statistics.median(x for key in keys for x in seg[key]))
                 counts[k] += sum(len(seg[key]) for key in keys)
@@ -225,6 +242,17 @@ def main():
             cper = " ".join("%+.1f%%" % (100 * (x - 1)) for x in cpu_ratios[k])
         print("%-24s %6d %9.2f %13s %-24s %9.2f %13s %s" % (names[k], counts[k], med * 1e3, rel, "(" + per + ")",
                                                            statistics.median(cpus[k]) * 1e3, crel, "(" + cper + ")"))
+    # The client's own CPU beside the loop: the other threads' CPU as a share
+    # of the loop thread's, and its rise over the case it is compared with
+    # (percentage points of the loop's CPU; median over rounds).
+    print("%-24s %s" % ("case", "other threads' CPU / the loop thread's (per round)   rise vs neighbour"))
+    for k in "abcde":
+        rise = ""
+        if k in against:
+            rise = "%+.2f points vs %s" % (100 * statistics.median(
+                o - n for o, n in zip(others[k], others[against[k]])), against[k])
+        print("%-24s %6.2f%%  (%s)  %s" % (names[k], 100 * statistics.median(others[k]),
+                                        " ".join("%.2f%%" % (100 * x) for x in others[k]), rise))
     for kind in ("stacks", "torch"):
         w = sorted(walls[kind])
         mid = w[len(w) // 2]

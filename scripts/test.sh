@@ -18,15 +18,22 @@ log=$(mktemp)
 
 # Each step prints "== name" when it starts and "== name (N s)" when it ends;
 # the summary at exit lists every step's time (also after a failure).
-step_name="" step_start=$SECONDS steps=()
+# Beside the wall time, each step shows how busy the machine's CPUs were
+# (all processes, from /proc/stat): a step near 100 % is bound by CPU, one
+# well below it by waits that a background build can fill.
+cpu_ticks() { awk '/^cpu /{ print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat; }
+step_name="" step_start=$SECONDS steps=() step_ticks=""
 step_end() {
   [[ -n "$step_name" ]] || return 0
-  local s=$((SECONDS - step_start))
-  echo "== $step_name ($s s)" >&2
-  steps+=("$(printf '%5d s  %s' "$s" "$step_name")")
+  local s=$((SECONDS - step_start)) busy0 total0 busy1 total1 pct=0
+  read -r busy0 total0 <<<"$step_ticks"
+  read -r busy1 total1 <<<"$(cpu_ticks)"
+  ((total1 > total0)) && pct=$(((busy1 - busy0) * 100 / (total1 - total0)))
+  echo "== $step_name ($s s, CPU $pct % busy)" >&2
+  steps+=("$(printf '%5d s  %3d %%  %s' "$s" "$pct" "$step_name")")
   step_name=""
 }
-step() { step_end; step_name=$1; step_start=$SECONDS; echo "== $1" >&2; }
+step() { step_end; step_name=$1; step_start=$SECONDS; step_ticks=$(cpu_ticks); echo "== $1" >&2; }
 # Stops a process and everything it started (the background builds).
 kill_tree() {
   local child
@@ -39,7 +46,7 @@ finish() {
   rm -f "$log"
   [[ -n "${bg_pid:-}" ]] && kill_tree "$bg_pid"
   [[ -n "${bg_dir:-}" ]] && rm -rf "$bg_dir"
-  echo "== step times (total $SECONDS s, exit $rc)" >&2
+  echo "== step times (total $SECONDS s, exit $rc): wall, CPU busy, step" >&2
   printf '%s\n' "${steps[@]}" >&2
 }
 trap finish EXIT
