@@ -111,7 +111,7 @@ step "scripts/run.sh serves /metrics"
 bash tests/integration/run_script_test.sh
 
 # Only what the unit tests run (target unit_tests: every test binary, the
-# fuzz replay targets, the gpulens binary for readme_catalog); not the
+# fuzz replay targets); not the gpulens binary or the
 # integration-only programs. Started in the background above; what is left
 # of it runs now at full speed.
 step "ASan + UBSan build (the rest of it)"
