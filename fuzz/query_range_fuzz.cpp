@@ -12,6 +12,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string body(reinterpret_cast<const char*>(data), size);
   std::vector<gpulens::diagnose::RawSeries> out;
-  (void)gpulens::diagnose::parse_matrix("fuzz query", body, out, 241);
+  simdjson::ondemand::parser parser;
+  (void)gpulens::diagnose::parse_matrix("fuzz query", body, out, 241, parser);
   return 0;
 }
