@@ -52,26 +52,14 @@ Result<std::shared_ptr<push::PushStore>> make_push_store(const AgentConfig& c) {
   return std::make_shared<push::PushStore>(std::move(o));
 }
 
-// The file, then the common flags, then serve's own flags, validated; at
-// start and again on every SIGHUP.
+// The file, then the flags over it, validated; at start and again on every
+// SIGHUP.
 struct ServeFlags {
   CommonFlags common;
-  std::string listen, history, remote_write, host_label, web_config, dcgm_naming;
-  bool dcgm = false, push = false;
 
   Result<AgentConfig> resolve() const {
     auto config = common.resolve();
     if (!config) return config.status();
-    const std::pair<const char*, const std::string*> more[] = {
-        {"listen", &listen}, {"history", &history}, {"remote_write.url", &remote_write},
-        {"dcgm_hostname_label", &host_label}, {"web_config_file", &web_config}, {"dcgm_naming", &dcgm_naming}};
-    for (const auto& [key, value] : more) {
-      if (value->empty()) continue;
-      if (Status s = set_key(*config, key, *value, find_key(key)->flag); !s) return s;
-    }
-    if (dcgm || !dcgm_naming.empty()) config->dcgm_names = true;
-    if (push) config->push.enabled = true;
-    if (auto problems = validate(*config); !problems.empty()) return invalid_argument(problems.front());
     if (std::string lowered = fit_series_budgets(*config); !lowered.empty()) {
       log::info("series_budgets_lowered",
                 {{"lowered", lowered},
@@ -138,23 +126,10 @@ int run_serve(int argc, char** argv) {
   CLI::App app{"Run the agent: sample every GPU and the host, serve /metrics and the JSON API.", "gpulens serve"};
   ServeFlags flags;
   std::string prefill;
-  flags.common.add_to(app);
-  app.add_option("--listen", flags.listen, "HOST:PORT to serve on (default 127.0.0.1:9400; 0.0.0.0:9400 for all)");
-  app.add_option("--history", flags.history, "how much history to keep in memory (default 1h)");
-  app.add_flag("--dcgm-names{classic}", flags.dcgm_naming,
-               "also export dcgm-exporter's DCGM_FI_* names and labels: classic (alone, the default: dcgm-exporter "
-               "up to 4.8, NVIDIA's dashboard) or 4.9 (--dcgm-names=4.9: DCGM 4.7's names)");
-  app.add_option("--dcgm-hostname-label", flags.host_label,
-                 "host label of DCGM names: Hostname (dcgm-exporter up to 4.5), hostname (newer), none");
-  app.add_option("--remote-write", flags.remote_write,
-                 "push every sample to this Prometheus remote_write URL (VictoriaMetrics, Mimir, Prometheus)");
+  flags.common.add_to(app, FlagScope::kServe);
   app.add_option("--sim-prefill", prefill,
                  "simulator only: start with this much history (e.g. 1h), computed at once on a virtual clock "
                  "(demos, tests of the web page)");
-  app.add_option("--web-config-file", flags.web_config,
-                 "exporter-toolkit web config (web-config.yml): TLS, basic auth, response headers for every route");
-  app.add_flag("--push", flags.push,
-               "accept pushed allocator telemetry: Pushgateway API on /metrics/job/... and OTLP JSON on /v1/metrics");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
   auto config = flags.resolve();

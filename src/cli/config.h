@@ -127,6 +127,13 @@ enum class KeyType {
   kHeaders,   // a YAML mapping of header name to value
 };
 
+// Which commands take a key's flag (cli/config_flags.h makes the flags).
+enum class FlagScope {
+  kNone,   // no flag
+  kAgent,  // every command that runs the sources: serve, snapshot, record, top
+  kServe,  // serve alone
+};
+
 // One configuration key. Every key of the file is one ConfigKey; see
 // config_keys.cpp for the table and how to add a row.
 struct ConfigKey {
@@ -135,7 +142,12 @@ struct ConfigKey {
   std::string help;
   double min = 0, max = 0;  // kNumber, kInteger, kDuration (ms); both 0: no bound
   std::string choices;      // comma-separated: kChoice, kList items, kUrl schemes
-  std::string flag;         // the command-line flag setting it too, e.g. "--listen" ("" none)
+  // The command-line flag setting it too, e.g. "--listen" ("" none). Keys
+  // sharing a flag are set by one option ("--dcgm-names=NAMING": the
+  // bool key dcgm_names and, with a value, dcgm_naming).
+  std::string flag;
+  FlagScope flag_for = FlagScope::kNone;  // set on the first key of a flag
+  std::string flag_help;                  // its --help line, on the first key of a flag
   // Stores a checked value; `text` is the scalar (lists: comma-joined).
   std::function<Status(AgentConfig&, const std::string& text)> set;
   std::function<std::string(const AgentConfig&)> show;  // the value as written in YAML

@@ -1,14 +1,20 @@
 // THE declaration of every configuration key: name, type, range, default,
-// help, and the flag that sets it too. The validator (config.cpp), the
-// effective configuration of `check-config`, the key reference in
-// docs/config.md (`gpulens check-config --keys`) and its docs test all read
-// this table; nothing else declares a key.
+// help, and the flag that sets it too (which commands take it, its --help
+// line). The validator (config.cpp), the command-line flags of serve,
+// snapshot, record and top (config_flags.cpp), the effective configuration
+// of `check-config`, the key reference in docs/config.md (`gpulens
+// check-config --keys`) and its docs test all read this table; nothing else
+// declares a key or a flag of one.
 //
 // Adding a key is one row here (plus its field in AgentConfig or the option
 // struct it belongs to):
 //
 //   key("remote_write.timeout", KeyType::kDuration, FIELD(remote_write.timeout_ms),
 //       "per request: connect, send and response together", {.min = 100, .max = 600'000}),
+//
+// With a flag: {.flag = "--listen", .flag_for = FlagScope::kServe, .flag_help = "..."};
+// kAgent for a flag every command running the sources takes. A second key
+// set by the same flag names it too, without flag_for and flag_help.
 //
 // FIELD(member) names the AgentConfig member the value lands in; its C++
 // type must match the key type: std::string for text/path/choice/url/listen,
@@ -41,6 +47,8 @@ struct Bounds {
   double min = 0, max = 0;
   std::string choices = "";
   const char* flag = "";
+  FlagScope flag_for = FlagScope::kNone;
+  const char* flag_help = "";
 };
 
 std::string plain_number(double v) {
@@ -55,7 +63,8 @@ std::string plain_number(double v) {
 // The value in `text` was checked by the validator for `type`; store it.
 ConfigKey key(std::string name, KeyType type, Accessor field, std::string help, Bounds b = {}) {
   ConfigKey k{.key = std::move(name), .type = type, .help = std::move(help), .min = b.min, .max = b.max,
-              .choices = b.choices, .flag = b.flag, .set = {}, .show = {}};
+              .choices = b.choices, .flag = b.flag, .flag_for = b.flag_for, .flag_help = b.flag_help, .set = {},
+              .show = {}};
   k.set = [field, type](AgentConfig& c, const std::string& text) -> Status {
     return std::visit(
         [&](auto get) -> Status {
@@ -171,58 +180,84 @@ std::vector<ConfigKey> agent_keys() {
   using enum KeyType;
   return {
       key("listen", kListen, FIELD(listen), "HOST:PORT the agent serves /metrics and the API on; 0.0.0.0:9400 for all",
-          {.flag = "--listen"}),
+          {.flag = "--listen", .flag_for = FlagScope::kServe,
+           .flag_help = "HOST:PORT to serve on (default 127.0.0.1:9400; 0.0.0.0:9400 for all)"}),
       key("web_config_file", kPath, FIELD(web_config_file),
           "exporter-toolkit web config (TLS, basic auth, headers) for the listener; empty: plain HTTP",
-          {.flag = "--web-config-file"}),
+          {.flag = "--web-config-file", .flag_for = FlagScope::kServe,
+           .flag_help = "exporter-toolkit web config (web-config.yml): TLS, basic auth, response headers for every "
+                        "route"}),
       key("allowed_hosts", kList, FIELD(allowed_hosts),
           "Host names the web page and /api/* answer to besides IP addresses, localhost and this machine's "
           "names (a DNS-rebinding guard); [\"*\"]: any"),
-      key("interval", kDuration, FIELD(interval_ms), "sampling interval", {.min = 100, .max = kHour, .flag = "--interval"}),
+      key("interval", kDuration, FIELD(interval_ms), "sampling interval",
+          {.min = 100, .max = kHour, .flag = "--interval", .flag_for = FlagScope::kAgent,
+           .flag_help = "sampling interval, e.g. 1s, 100ms (at least 100ms)"}),
       key("history", kDuration, FIELD(history_ms), "how much history to keep in memory (for diagnosis)",
-          {.min = 1000, .max = 30 * 24 * kHour, .flag = "--history"}),
+          {.min = 1000, .max = 30 * 24 * kHour, .flag = "--history", .flag_for = FlagScope::kServe,
+           .flag_help = "how much history to keep in memory (default 1h)"}),
       key("outside_history_bytes", kInteger, FIELD(outside_history_bytes),
           "memory the history of pushed and scraped series may take; at a finer interval or a longer history the "
           "push and scrape series budgets are lowered to fit it (docs/limits.md)",
           {.min = 1 << 20, .max = 1LL << 40}),
       key("sources", kList, FIELD(sources), "sources to run; without a GPU ask for the simulator with [sim]",
-          {.choices = source_names(), .flag = "--source"}),
+          {.choices = source_names(), .flag = "--source", .flag_for = FlagScope::kAgent,
+           .flag_help = "comma-separated sources (nvml, host, kubelet, scrape, kmsg, sim); default: nvml,host. "
+                        "Without a GPU, ask for the simulator: --source sim"}),
       key("dcgm_names", kBool, FIELD(dcgm_names), "also export dcgm-exporter's DCGM_FI_* names and labels",
-          {.flag = "--dcgm-names"}),
+          {.flag = "--dcgm-names", .flag_for = FlagScope::kServe,
+           .flag_help = "also export dcgm-exporter's DCGM_FI_* names and labels: classic (alone, the default: "
+                        "dcgm-exporter up to 4.8, NVIDIA's dashboard) or 4.9 (--dcgm-names=4.9: DCGM 4.7's names)"}),
       key("dcgm_naming", kChoice, FIELD(dcgm_naming),
           "DCGM names written with dcgm_names: classic (dcgm-exporter up to 4.8, what NVIDIA's dashboard 12239 and "
           "existing alert rules query) or 4.9 (DCGM 4.7's names and units, dcgm-exporter 4.9's defaults)",
           {.choices = "classic,4.9", .flag = "--dcgm-names=NAMING"}),
       key("dcgm_hostname_label", kChoice, FIELD(dcgm_hostname_label),
           "host label of DCGM names: Hostname (dcgm-exporter up to 4.5), hostname (newer releases), none",
-          {.choices = "Hostname,hostname,none", .flag = "--dcgm-hostname-label"}),
+          {.choices = "Hostname,hostname,none", .flag = "--dcgm-hostname-label", .flag_for = FlagScope::kServe,
+           .flag_help = "host label of DCGM names: Hostname (dcgm-exporter up to 4.5), hostname (newer), none"}),
       key("profile", kChoice, FIELD(profile),
           "GPU fields collected: minimal (the article's 8 series per GPU), standard (all the diagnosis and the "
           "alert rules read), full (every field)",
-          {.choices = "minimal,standard,full", .flag = "--profile"}),
+          {.choices = "minimal,standard,full", .flag = "--profile", .flag_for = FlagScope::kAgent,
+           .flag_help = "GPU fields collected: minimal (8 series per GPU), standard (what the diagnosis and the alert "
+                        "rules read), full (default: every field)"}),
       key("collectors", kPath, FIELD(collectors),
           "dcgm-exporter counters CSV (name, type, help): the DCGM names exported and the GPU fields collected; "
           "instead of profile",
-          {.flag = "--collectors"}),
+          {.flag = "--collectors", .flag_for = FlagScope::kAgent,
+           .flag_help = "dcgm-exporter counters CSV (name, type, help): exactly these DCGM names and the GPU fields "
+                        "they read; instead of --profile"}),
       key("log.level", kChoice, FIELD(log.level), "least severe log line written to stderr",
-          {.choices = "debug,info,warn,error", .flag = "--log-level"}),
+          {.choices = "debug,info,warn,error", .flag = "--log-level", .flag_for = FlagScope::kAgent,
+           .flag_help = "debug, info (default), warn or error"}),
       key("log.format", kChoice, FIELD(log.format), "text (one line per event) or json (one object per line)",
-          {.choices = "text,json", .flag = "--log-format"}),
+          {.choices = "text,json", .flag = "--log-format", .flag_for = FlagScope::kAgent,
+           .flag_help = "text (default) or json, one event per line on stderr"}),
       key("source.sim.scenario", kText, FIELD(source.sim.scenario), "simulator scenario: a name in scenarios/ or a YAML file",
-          {.flag = "--scenario"}),
+          {.flag = "--scenario", .flag_for = FlagScope::kAgent,
+           .flag_help = "simulator scenario: a name in scenarios/ or a YAML file"}),
       key("source.sim.scenario_dir", kPath, FIELD(source.sim.scenario_dir),
           "where scenario names are looked up (empty: the installed scenarios/)"),
-      key("source.sim.seed", kInteger, FIELD(source.sim.seed), "simulator noise seed", {.min = 0, .max = 1e15, .flag = "--seed"}),
+      key("source.sim.seed", kInteger, FIELD(source.sim.seed), "simulator noise seed",
+          {.min = 0, .max = 1e15, .flag = "--seed", .flag_for = FlagScope::kAgent,
+           .flag_help = "simulator seed"}),
       key("source.sim.speed", kNumber, FIELD(source.sim.speed), "scenario seconds per wall-clock second",
           {.min = 0.01, .max = 1e4}),
       key("source.sim.kernel_log", kPath, FIELD(source.sim.kernel_log),
           "append the scenario's XIDs to this file as the NVIDIA driver's kernel-log lines, for the kmsg "
           "source to read (source.kmsg.path the same file); empty: off"),
-      key("source.host.proc_root", kPath, FIELD(source.host.proc_root), "procfs root", {.flag = "--proc-root"}),
-      key("source.host.sys_root", kPath, FIELD(source.host.sys_root), "sysfs root", {.flag = "--sys-root"}),
+      key("source.host.proc_root", kPath, FIELD(source.host.proc_root), "procfs root",
+          {.flag = "--proc-root", .flag_for = FlagScope::kAgent,
+           .flag_help = "procfs root (default /proc)"}),
+      key("source.host.sys_root", kPath, FIELD(source.host.sys_root), "sysfs root",
+          {.flag = "--sys-root", .flag_for = FlagScope::kAgent,
+           .flag_help = "sysfs root (default /sys)"}),
       key("source.nvml.library", kPath, FIELD(source.nvml.library), "NVML library opened with dlopen",
-          {.flag = "--nvml-library"}),
-      key("source.nvml.proc_root", kPath, FIELD(source.nvml.proc_root), "procfs root for process -> pod attribution"),
+          {.flag = "--nvml-library", .flag_for = FlagScope::kAgent,
+           .flag_help = "path of libnvidia-ml.so.1"}),
+      key("source.nvml.proc_root", kPath, FIELD(source.nvml.proc_root), "procfs root for process -> pod attribution",
+          {.flag = "--proc-root"}),
       key("source.nvml.sys_root", kPath, FIELD(source.nvml.sys_root), "sysfs root for the NUMA node fallback"),
       key("source.nvml.kubelet_root", kPath, FIELD(source.nvml.kubelet_root), "kubelet root for pod and container names"),
       key("source.nvml.calibration", kPath, FIELD(source.nvml.calibration_file),
@@ -236,7 +271,8 @@ std::vector<ConfigKey> agent_keys() {
       key("source.nvml.hpc_job_mapping_dir", kPath, FIELD(source.nvml.hpc_job_mapping_dir),
           "Slurm's GPU -> job mapping directory (dcgm-exporter's format: a file per GPU index with its job ids), "
           "read every 5 s into gpu_job_info; empty: off",
-          {.flag = "--hpc-job-mapping-dir"}),
+          {.flag = "--hpc-job-mapping-dir", .flag_for = FlagScope::kAgent,
+           .flag_help = "Slurm's GPU -> job mapping directory (dcgm-exporter's format), for gpu_job_info"}),
       key("source.nvml.job_environ", kBool, FIELD(source.nvml.job_environ),
           "read the job keys (RANK, WORLD_SIZE, SLURM_JOB_ID, ...: docs/jobs.md) of each GPU process's "
           "environment into gpu_job_info; nothing else of it is kept"),
@@ -249,12 +285,17 @@ std::vector<ConfigKey> agent_keys() {
       key("source.kubelet.owner_labels", kBool, FIELD(source.kubelet.owner_labels),
           "read the owner/job labels of the node's pods from the Kubernetes API server into gpu_job_info "
           "(docs/jobs.md); needs get and list on pods",
-          {.flag = "--kube-owner-labels"}),
+          {.flag = "--kube-owner-labels", .flag_for = FlagScope::kAgent,
+           .flag_help = "with --source ...,kubelet: the pods' owner/job labels from the Kubernetes API server, for "
+                        "gpu_job_info"}),
       key("source.kubelet.api_url", kUrl, FIELD(source.kubelet.api_url),
           "the Kubernetes API server; empty: in-cluster, https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT",
-          {.choices = "https", .flag = "--kube-api-url"}),
+          {.choices = "https", .flag = "--kube-api-url", .flag_for = FlagScope::kAgent,
+           .flag_help = "the Kubernetes API server (default: in-cluster)"}),
       key("source.kubelet.node_name", kText, FIELD(source.kubelet.node_name),
-          "this node's name, whose pods are listed; empty: $NODE_NAME", {.flag = "--node-name"}),
+          "this node's name, whose pods are listed; empty: $NODE_NAME",
+          {.flag = "--node-name", .flag_for = FlagScope::kAgent,
+           .flag_help = "this node's name for --kube-owner-labels (default: $NODE_NAME)"}),
       key("source.kubelet.token_file", kPath, FIELD(source.kubelet.token_file),
           "bearer token for the API server (re-read on every request)"),
       key("source.kubelet.ca_file", kPath, FIELD(source.kubelet.ca_file), "PEM CA the API server is verified against"),
@@ -265,7 +306,9 @@ std::vector<ConfigKey> agent_keys() {
       key("source.scrape.targets", kList, FIELD(source.scrape.targets),
           "endpoints the scrape source reads (dcgm-exporter, node_exporter, vLLM, SGLang, TGI, Triton): "
           "http(s) URLs, each on its own thread; re-read on SIGHUP",
-          {.flag = "--scrape"}),
+          {.flag = "--scrape", .flag_for = FlagScope::kAgent,
+           .flag_help = "with --source ...,scrape: an exporter's URL to read (dcgm-exporter, node_exporter, vLLM, "
+                        "SGLang, TGI, Triton); repeat for more"}),
       key("source.scrape.interval", kDuration, FIELD(source.scrape.interval_ms), "how often each target is scraped",
           {.min = 100, .max = kHour}),
       key("source.scrape.timeout", kDuration, FIELD(source.scrape.timeout_ms),
@@ -288,11 +331,13 @@ std::vector<ConfigKey> agent_keys() {
       CLIENT_KEYS("source.scrape.", scrape_client),
       key("source.kmsg.path", kPath, FIELD(source.kmsg.path),
           "kernel log the kmsg source tails: /dev/kmsg, or a file or FIFO with the same lines",
-          {.flag = "--kmsg-path"}),
+          {.flag = "--kmsg-path", .flag_for = FlagScope::kAgent,
+           .flag_help = "kernel log the kmsg source tails (default /dev/kmsg; a file or FIFO in tests)"}),
       key("source.kmsg.replay", kBool, FIELD(source.kmsg.replay),
           "read the lines already in the kernel log at start (default: only the ones written from then on)"),
       key("remote_write.url", kUrl, FIELD(remote_write.url), "push every sample to this remote_write receiver (empty: off)",
-          {.choices = "http,https", .flag = "--remote-write"}),
+          {.choices = "http,https", .flag = "--remote-write", .flag_for = FlagScope::kServe,
+           .flag_help = "push every sample to this Prometheus remote_write URL (VictoriaMetrics, Mimir, Prometheus)"}),
       key("remote_write.interval", kDuration, FIELD(remote_write.interval_ms),
           "how often live values are queued; 0s: the sampling interval", {.min = 0, .max = kHour}),
       key("remote_write.job", kText, FIELD(remote_write.job), "job label added to every pushed series (with instance)"),
@@ -311,7 +356,10 @@ std::vector<ConfigKey> agent_keys() {
       CLIENT_KEYS("remote_write.", remote_write.client),
       CLIENT_KEYS("prometheus.", prometheus),
       key("push.enabled", kBool, FIELD(push.enabled),
-          "accept pushed allocator telemetry (Pushgateway API, OTLP/HTTP JSON) on the listener", {.flag = "--push"}),
+          "accept pushed allocator telemetry (Pushgateway API, OTLP/HTTP JSON) on the listener",
+          {.flag = "--push", .flag_for = FlagScope::kServe,
+           .flag_help = "accept pushed allocator telemetry: Pushgateway API on /metrics/job/... and OTLP JSON on "
+                        "/v1/metrics"}),
       key("push.ttl", kDuration, FIELD(push.ttl_ms), "a push group no push refreshed for this long is dropped",
           {.min = 1000, .max = 24 * kHour}),
       key("push.token_file", kPath, FIELD(push.token_file),
@@ -345,7 +393,7 @@ std::vector<ConfigKey> diagnose_keys() {
                         : t.kind == diagnose::ThresholdKind::kNumber ? KeyType::kNumber
                                                                      : KeyType::kDuration,
                 .help = t.help, .min = 0, .max = t.kind == diagnose::ThresholdKind::kNumber ? 1e15 : 0,
-                .choices = "", .flag = "", .set = {}, .show = {}};
+                .choices = "", .flag = "", .flag_for = FlagScope::kNone, .flag_help = "", .set = {}, .show = {}};
     if (k.type == KeyType::kDuration) k.max = 30 * 24 * kHour;
     auto member = t.member;
     k.set = [member](AgentConfig& c, const std::string& text) -> Status {
@@ -399,7 +447,7 @@ std::vector<ConfigKey> rules_keys() {
   auto text_key = [&](const std::string& name, KeyType type, std::string help,
                       std::string (*show)(const rules::RuleOptions&)) {
     ConfigKey k{.key = "rules." + name, .type = type, .help = std::move(help), .min = 0, .max = 0,
-                .choices = "", .flag = "", .set = {}, .show = {}};
+                .choices = "", .flag = "", .flag_for = FlagScope::kNone, .flag_help = "", .set = {}, .show = {}};
     if (type == KeyType::kDuration) k.max = 24 * kHour;
     k.set = [name](AgentConfig& c, const std::string& text) { return c.rules.set(name, text); };
     k.show = [show](const AgentConfig& c) { return show(c.rules); };
@@ -419,7 +467,8 @@ std::vector<ConfigKey> rules_keys() {
                 .type = p.kind == rules::ParamKind::kRatio    ? KeyType::kRatio
                         : p.kind == rules::ParamKind::kNumber ? KeyType::kNumber
                                                               : KeyType::kDuration,
-                .help = p.help, .min = 0, .max = 0, .choices = "", .flag = "", .set = {}, .show = {}};
+                .help = p.help, .min = 0, .max = 0, .choices = "", .flag = "", .flag_for = FlagScope::kNone,
+                .flag_help = "", .set = {}, .show = {}};
     k.max = k.type == KeyType::kDuration ? 24 * kHour : k.type == KeyType::kNumber ? 1e15 : 0;
     const std::string name = p.key;
     const bool duration = k.type == KeyType::kDuration;

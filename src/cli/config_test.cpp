@@ -46,6 +46,34 @@ TEST(Config, ValuesAreCheckedForTheirType) {
   EXPECT_NE(error_of("source: [a]").find("source: expected a mapping"), std::string::npos);
 }
 
+// One rule for both YAML readers (this one and util/yaml_reader.h): a bool
+// is true or false, a number is finite; the error names the key.
+TEST(Config, NonFiniteNumbersAndYaml11BooleansAreErrorsNamingTheKey) {
+  for (const char* v : {".nan", ".NaN", "nan", ".inf", "-.inf", "inf", "-inf", "infinity"}) {
+    const std::string value(v);
+    EXPECT_EQ(error_of("diagnose: {pcie_util: " + value + "}"),
+              "t.yaml:1:23: diagnose.pcie_util: \"" + value + "\" is not a number (a ratio in 0..1, e.g. 0.8)");
+    EXPECT_EQ(error_of("source: {sim: {speed: " + value + "}}"),
+              "t.yaml:1:23: source.sim.speed: \"" + value + "\" is not a number");
+    EXPECT_EQ(error_of("push: {max_labels: " + value + "}"),
+              "t.yaml:1:20: push.max_labels: \"" + value + "\" is not a number");
+    EXPECT_EQ(error_of("rules: {temperature_high: {threshold: " + value + "}}"),
+              "t.yaml:1:39: rules.temperature_high.threshold: \"" + value + "\" is not a number");
+    EXPECT_NE(error_of("interval: " + value).find("t.yaml:1:11: interval: "), std::string::npos) << value;
+  }
+  for (const char* v : {"yes", "no", "on", "off", "y", "n", "True", "FALSE", "1", "0"}) {
+    EXPECT_EQ(error_of(std::string("dcgm_names: ") + v),
+              "t.yaml:1:13: dcgm_names: \"" + std::string(v) + "\": expected true or false");
+  }
+  auto c = parse_config("dcgm_names: true\npush: {enabled: false}\n", "t.yaml");
+  ASSERT_TRUE(c) << c.status().message();
+  EXPECT_TRUE(c->dcgm_names);
+  AgentConfig flags;  // a flag's value gets the same checks
+  EXPECT_EQ(set_key(flags, "source.sim.speed", "nan", "--speed").message(), "--speed: \"nan\" is not a number");
+  EXPECT_EQ(set_key(flags, "dcgm_names", "on", "--dcgm-names").message(),
+            "--dcgm-names: \"on\": expected true or false");
+}
+
 TEST(Config, ValidFileLandsInTheStruct) {
   auto c = parse_config(
       "listen: \"[::1]:9500\"\ninterval: 100ms\nsources: [sim]\nsource: {nvml: {calibration: /etc/c.json}}\n"

@@ -1,4 +1,5 @@
-// Source selection and the simulator fallback.
+// The flags shared by the agent commands, and opening the configured
+// sources (no simulator fallback: see setup.h).
 #include "cli/setup.h"
 
 #include <algorithm>
@@ -12,38 +13,9 @@
 
 namespace gpulens::cli {
 
-void CommonFlags::add_to(CLI::App& app) {
+void CommonFlags::add_to(CLI::App& app, FlagScope scope) {
   app.add_option("--config", config_path, "YAML config file (flags override it)");
-  app.add_option("--source", sources, "comma-separated sources (nvml, host, kubelet, scrape, kmsg, sim); default: nvml,host. "
-                                      "Without a GPU, ask for the simulator: --source sim");
-  app.add_option("--scrape", scrape,
-                 "with --source ...,scrape: an exporter's URL to read (dcgm-exporter, node_exporter, vLLM, SGLang, "
-                 "TGI, Triton); repeat for more")
-      ->take_all()
-      ->allow_extra_args(false);
-  app.add_option("--scenario", scenario, "simulator scenario: a name in scenarios/ or a YAML file");
-  app.add_option("--interval", interval, "sampling interval, e.g. 1s, 100ms (at least 100ms)");
-  app.add_option("--seed", seed, "simulator seed");
-  app.add_option("--proc-root", proc_root, "procfs root (default /proc)");
-  app.add_option("--sys-root", sys_root, "sysfs root (default /sys)");
-  app.add_option("--nvml-library", nvml_library, "path of libnvidia-ml.so.1");
-  app.add_option("--hpc-job-mapping-dir", hpc_job_mapping_dir,
-                 "Slurm's GPU -> job mapping directory (dcgm-exporter's format), for gpu_job_info");
-  app.add_flag("--kube-owner-labels", kube_owner_labels,
-               "with --source ...,kubelet: the pods' owner/job labels from the Kubernetes API server, for gpu_job_info");
-  app.add_option("--kube-api-url", kube_api_url, "the Kubernetes API server (default: in-cluster)");
-  app.add_option("--node-name", node_name, "this node's name for --kube-owner-labels (default: $NODE_NAME)");
-  app.add_option("--kmsg-path", kmsg_path, "kernel log the kmsg source tails (default /dev/kmsg; a file or FIFO in tests)");
-  app.add_option("--profile", profile,
-                 "GPU fields collected: minimal (8 series per GPU), standard (what the diagnosis and the alert "
-                 "rules read), full (default: every field)");
-  app.add_option("--collectors", collectors,
-                 "dcgm-exporter counters CSV (name, type, help): exactly these DCGM names and the GPU fields "
-                 "they read; instead of --profile");
-  app.add_option("--log-level", log_level, "debug, info (default), warn or error")
-      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
-  app.add_option("--log-format", log_format, "text (default) or json, one event per line on stderr")
-      ->check(CLI::IsMember({"text", "json"}));
+  keys.add_to(app, scope);
 }
 
 Result<AgentConfig> CommonFlags::resolve() const {
@@ -54,29 +26,7 @@ Result<AgentConfig> CommonFlags::resolve() const {
     c = std::move(*loaded);
   }
   // Flags go through the same checks as the file's keys.
-  const std::pair<const char*, const std::string*> flags[] = {
-      {"sources", &sources},          {"source.sim.scenario", &scenario}, {"interval", &interval},
-      {"source.sim.seed", &seed},     {"source.host.proc_root", &proc_root},
-      {"source.nvml.proc_root", &proc_root}, {"source.host.sys_root", &sys_root},
-      {"source.nvml.library", &nvml_library}, {"log.level", &log_level}, {"log.format", &log_format},
-      {"profile", &profile}, {"collectors", &collectors}, {"source.kmsg.path", &kmsg_path},
-      {"source.nvml.hpc_job_mapping_dir", &hpc_job_mapping_dir},
-      {"source.kubelet.api_url", &kube_api_url},          {"source.kubelet.node_name", &node_name},
-  };
-  if (kube_owner_labels) {
-    if (Status s = set_key(c, "source.kubelet.owner_labels", "true", "--kube-owner-labels"); !s) return s;
-  }
-  std::string scrape_targets;
-  for (const auto& t : scrape) scrape_targets += (scrape_targets.empty() ? "" : ",") + t;
-  if (!scrape_targets.empty()) {
-    if (Status s = set_key(c, "source.scrape.targets", scrape_targets, "--scrape"); !s) return s;
-  }
-  for (const auto& [key, value] : flags) {
-    if (value->empty()) continue;
-    const ConfigKey* k = find_key(key);
-    const std::string flag = k && !k->flag.empty() ? k->flag : "--proc-root";
-    if (Status s = set_key(c, key, *value, flag); !s) return s;
-  }
+  if (Status s = keys.apply(c); !s) return s;
   auto problems = validate(c);
   if (!problems.empty()) {
     std::string all;

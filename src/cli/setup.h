@@ -9,29 +9,21 @@
 #include <vector>
 
 #include "cli/config.h"
+#include "cli/config_flags.h"
 #include "server/agent.h"
 
 namespace gpulens::cli {
 
-// Flags that override the config file; registered on `app`.
+// Flags that override the config file: --config, then the flag of every
+// key that has one (config_keys(), cli/config_flags.h); registered on `app`.
 struct CommonFlags {
   std::string config_path;
-  std::string sources;
-  std::string scenario;
-  std::string interval;
-  std::string seed;
-  std::string proc_root, sys_root, nvml_library;
-  std::string kmsg_path;
-  std::string hpc_job_mapping_dir;
-  bool kube_owner_labels = false;
-  std::string kube_api_url, node_name;
-  std::string log_level, log_format;
-  std::string profile, collectors;
-  std::vector<std::string> scrape;  // --scrape URL, repeatable
+  KeyFlags keys;
 
-  void add_to(CLI::App& app);
-  // Loads the config file (if any) and applies the flags. Errors are usage
-  // errors: the caller exits 2.
+  // `scope` kServe: serve's own key flags (--listen, --push, ...) too.
+  void add_to(CLI::App& app, FlagScope scope = FlagScope::kAgent);
+  // Loads the config file (if any), applies the flags and validates. Errors
+  // are usage errors: the caller exits 2.
   Result<AgentConfig> resolve() const;
 };
 

@@ -54,13 +54,13 @@ class Reader {
 
   double ratio(const YAML::Node& n, const std::string& what) const { return number(n, what, 0, 1); }
 
-  // A number in lo..hi; .nan is not a number (it compares false with both
-  // bounds, so it used to pass any range).
+  // A finite number in lo..hi. .nan compares false with both bounds and
+  // .inf passes a range open at that end, so neither is a number here,
+  // whatever the range.
   double number(const YAML::Node& n, const std::string& what, double lo, double hi) const {
     double v = 0;
-    if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || std::isnan(v)) {
-      fail(n, what + ": expected a number");
-    }
+    if (!n.IsScalar() || !YAML::convert<double>::decode(n, v)) fail(n, what + ": expected a number");
+    if (!std::isfinite(v)) fail(n, what + ": \"" + n.Scalar() + "\" is not a finite number");
     if (!(v >= lo && v <= hi)) {
       std::ostringstream o;
       o << what << ": " << v << " is out of range [" << lo << ", " << hi << "]";
