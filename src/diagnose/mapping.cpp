@@ -1110,6 +1110,13 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
       return numeric_less(a.mig.gpu_instance, b.mig.gpu_instance);
     });
     build_engines(h, hs);
+    if (hs.sig(HostSig::kPrefixCacheHitRatio).empty()) {
+      // vLLM's ratio exists per engine (its counters'): the host's view,
+      // as of SGLang's gauges, is the largest.
+      std::vector<const Series*> prefix;
+      for (const EngineSignals& e : hs.engines) prefix.push_back(&e.sig(HostSig::kPrefixCacheHitRatio));
+      hs.sig(HostSig::kPrefixCacheHitRatio) = combine(prefix, Combine::kMax);
+    }
     set.hosts.push_back(std::move(hs));
   }
   hosts_.clear();

@@ -131,7 +131,7 @@
     requests_running: { series: ["serving_requests_running"], node: true, agg: "sum" },
     ttft_p99: null,  // a quantile of the engines' TTFT histograms: shown as text
     requests_waiting_for_capacity: { series: ["serving_requests_waiting_by_reason"], match: /reason="capacity"/, node: true, agg: "sum" },
-    prefix_cache_hit_ratio: { series: ["serving_prefix_cache_hit_ratio"], node: true, agg: "min" },  // the worst engine
+    prefix_cache_hit_ratio: { series: ["serving_prefix_cache_hit_ratio"], node: true, agg: "max" },  // as the report's host view
     batch_max_tokens: { series: ["serving_batch_max_tokens"], node: true, agg: "sum" },
     // thermal_throttle, power_cap
     thermal_throttle: { series: ["gpu_clock_event_active"], match: /reason="[^"]*thermal/, agg: "max" },
@@ -387,7 +387,6 @@
     const AGG = {
       mean: (v) => v.reduce((a, b) => a + b, 0) / v.length,
       max: (v) => Math.max(...v),
-      min: (v) => Math.min(...v),
       sum: (v) => v.reduce((a, b) => a + b, 0),
     };
     // An evidence's column of one series name: its series combined by spec.agg.
