@@ -37,6 +37,7 @@ inline constexpr std::string_view kEvidenceNames[] = {
     "sm_occupancy", "latency_p99", "latency_mean",
     // kv_cache_pressure, overload
     "kv_cache_usage", "preemption_rate", "requests_waiting", "requests_running", "ttft_p99",
+    "requests_waiting_for_capacity", "prefix_cache_hit_ratio", "batch_max_tokens",
     // thermal_throttle, power_cap
     "thermal_throttle", "temperature", "sm_clock_ratio", "power_throttle", "power_over_limit",
     // memory_fragmentation, memory_pressure, idle

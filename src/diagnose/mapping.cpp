@@ -111,6 +111,8 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["serving_preemptions_total"] = {host(H::kPreemptionRate, true)};
     t["serving_prompt_tokens_total"] = {host(H::kPromptTokensRate, true)};
     t["serving_generation_tokens_total"] = {host(H::kGenerationTokensRate, true)};
+    t["serving_prefix_cache_hit_ratio"] = {host(H::kPrefixCacheHitRatio)};
+    t["serving_batch_max_tokens"] = {host(H::kBatchMaxTokens)};
     t["gpu_health_status"] = {gpu(G::kHealthStatus)};
     t["gpu_clock_events_recent"] = {carried(CarriedSig::kClockEventsRecent)};
     t["gpu_p2p_status"] = {carried(CarriedSig::kP2pStatus)};
@@ -165,14 +167,19 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["vllm:num_preemptions_total"] = {host(H::kPreemptionRate, true)};
     t["vllm:prompt_tokens_total"] = {host(H::kPromptTokensRate, true)};
     t["vllm:generation_tokens_total"] = {host(H::kGenerationTokensRate, true)};
+    // V1's prefix cache, in tokens: looked up, and found (their rates' ratio).
+    t["vllm:prefix_cache_hits_total"] = {{.kind = K::kPrefixHits, .counter = true}};
+    t["vllm:prefix_cache_queries_total"] = {{.kind = K::kPrefixQueries, .counter = true}};
     // SGLang, TGI (reference: inprocess-and-protocol facts §6)
     t["sglang:num_running_reqs"] = {host(H::kRequestsRunning)};
     t["sglang:num_queue_reqs"] = {host(H::kRequestsWaiting)};
     t["sglang:token_usage"] = {host(H::kKvCacheUsage)};  // KV-cache tokens in use over the pool, 0..1
     t["sglang:prompt_tokens_total"] = {host(H::kPromptTokensRate, true)};
     t["sglang:generation_tokens_total"] = {host(H::kGenerationTokensRate, true)};
+    t["sglang:cache_hit_rate"] = {host(H::kPrefixCacheHitRatio)};  // prefix (radix) cache, 0..1
     t["tgi_batch_current_size"] = {host(H::kRequestsRunning)};
     t["tgi_queue_size"] = {host(H::kRequestsWaiting)};
+    t["tgi_batch_current_max_tokens"] = {host(H::kBatchMaxTokens)};
     // Triton
     t["nv_inference_request_duration_us"] = {{.kind = K::kTritonDuration, .counter = true, .scale = 1e-6}};
     t["nv_inference_count"] = {{.kind = K::kTritonCount, .counter = true}};
@@ -230,6 +237,7 @@ constexpr std::string_view kLabelled[] = {
     "node_network_receive_bytes_total", "node_network_transmit_bytes_total",
     "node_network_speed_bytes",       "gpu_allocator_external_fragmentation_ratio",
     "nv_inference_request_summary_us", "gpu_xid_errors_recent", "DCGM_EXP_XID_ERRORS_COUNT",
+    "serving_requests_waiting_by_reason", "vllm:num_requests_waiting_by_reason",
 };
 
 std::string_view label_of(LabelSpan labels, std::string_view name) {
@@ -353,6 +361,14 @@ std::vector<Binding> map_series(std::string_view name, LabelSpan labels) {
     b.negative_is_unknown = true;
     return {b};
   }
+  if (name == "serving_requests_waiting_by_reason" || name == "vllm:num_requests_waiting_by_reason") {
+    // vLLM V1: "capacity" waits for KV-cache space or a batch slot (what
+    // kv_cache_pressure judges); another reason ("deferred") is only kept.
+    const std::string_view reason = label_of(labels, "reason");
+    if (reason.empty()) return {};
+    if (reason == "capacity") return {host(H::kWaitingForCapacity)};
+    return {carried(CarriedSig::kWaitingOtherReason)};
+  }
   if (name == "nv_inference_request_summary_us") {
     // Triton's summary: only its p99 (the other quantiles, _sum and _count
     // are not read: docs/scrape.md).
@@ -401,7 +417,10 @@ bool is_serving(HostSig s) {
     case HostSig::kGenerationTokensRate:
     case HostSig::kTtftP99:
     case HostSig::kInterTokenP99:
-    case HostSig::kQueueTimeP99: return true;
+    case HostSig::kQueueTimeP99:
+    case HostSig::kWaitingForCapacity:
+    case HostSig::kPrefixCacheHitRatio:
+    case HostSig::kBatchMaxTokens: return true;
     default: return false;
   }
 }
@@ -530,13 +549,17 @@ SignalSetBuilder::GpuAcc& SignalSetBuilder::gpu_of(HostAcc& h, LabelSpan labels)
 
 void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, Series points,
                             bool already_rate, EngineAcc* engine) {
-  if (engine && engine->invalid.empty() && (b.kind == K::kHost || b.kind == K::kLatencyBucket)) {
+  const bool prefix = b.kind == K::kPrefixHits || b.kind == K::kPrefixQueries;
+  if (engine && engine->invalid.empty() && (b.kind == K::kHost || b.kind == K::kLatencyBucket || prefix)) {
     // A value no engine can mean: the engine is not judged (docs/serving.md).
     const auto sig = static_cast<HostSig>(b.sig);
     for (const Point& p : points) {
-      const bool ratio = b.kind == K::kHost && sig == HostSig::kKvCacheUsage;
+      const bool ratio =
+          b.kind == K::kHost && (sig == HostSig::kKvCacheUsage || sig == HostSig::kPrefixCacheHitRatio);
       if (!std::isfinite(p.v) || p.v < 0 || (ratio && p.v > 1) || p.v > 1e12) {
-        const std::string_view what = signal_name(b.kind == K::kHost ? sig : HostSig::kLatencyP99);
+        const std::string_view what = signal_name(b.kind == K::kHost ? sig
+                                                  : prefix             ? HostSig::kPrefixCacheHitRatio
+                                                                       : HostSig::kLatencyP99);
         const char* why = !std::isfinite(p.v) ? "not a number" : p.v < 0 ? "negative" : ratio && p.v <= 1e12 ? "above 1" : "absurd";
         char m[200];
         std::snprintf(m, sizeof m, "%.*s %g (%s)", static_cast<int>(what.size()), what.data(), p.v, why);
@@ -649,6 +672,10 @@ void SignalSetBuilder::feed(HostAcc& h, const Binding& b, LabelSpan labels, Seri
       if (engine) engine->triton_success.push_back(s);
       h.triton_success.push_back(std::move(s));
       break;
+    case K::kPrefixHits:
+    case K::kPrefixQueries:
+      if (engine) (b.kind == K::kPrefixHits ? engine->prefix_hits : engine->prefix_queries).push_back(std::move(s));
+      break;
     case K::kCarried: break;  // /metrics and history only
     case K::kJob: {
       const std::string_view job = label_of(labels, "job_id");
@@ -708,6 +735,8 @@ Combine combine_of(HostSig s) {
     case HostSig::kIbTxBps:
     case HostSig::kRequestsRunning:
     case HostSig::kRequestsWaiting:
+    case HostSig::kWaitingForCapacity:
+    case HostSig::kBatchMaxTokens:
     case HostSig::kPreemptionRate:
     case HostSig::kPromptTokensRate:
     case HostSig::kGenerationTokensRate: return Combine::kSum;
@@ -817,6 +846,13 @@ void SignalSetBuilder::build_engines(HostAcc& h, HostSignals& hs) {
     if (!e.triton_duration.empty()) {
       const Series dur = merge(e.triton_duration, Combine::kSum);
       es.sig(HostSig::kLatencyMean) = ratio(dur, es.completions);
+    }
+    // vLLM V1's prefix cache: tokens found over tokens looked up, rate over
+    // rate (no lookups: no ratio); SGLang's own ratio where it gave one.
+    if (es.sig(HostSig::kPrefixCacheHitRatio).empty() && !e.prefix_hits.empty() && !e.prefix_queries.empty()) {
+      Series r = ratio(merge(e.prefix_hits, Combine::kSum), merge(e.prefix_queries, Combine::kSum));
+      std::erase_if(r, [](const Point& p) { return p.v > 1; });  // more found than looked up: no ratio
+      es.sig(HostSig::kPrefixCacheHitRatio) = std::move(r);
     }
     hs.engines.push_back(std::move(es));
   }
@@ -1074,6 +1110,13 @@ SignalSet SignalSetBuilder::build(std::optional<int64_t> from_ms, std::optional<
       return numeric_less(a.mig.gpu_instance, b.mig.gpu_instance);
     });
     build_engines(h, hs);
+    if (hs.sig(HostSig::kPrefixCacheHitRatio).empty()) {
+      // vLLM's ratio exists per engine (its counters'): the host's view,
+      // as of SGLang's gauges, is the largest.
+      std::vector<const Series*> prefix;
+      for (const EngineSignals& e : hs.engines) prefix.push_back(&e.sig(HostSig::kPrefixCacheHitRatio));
+      hs.sig(HostSig::kPrefixCacheHitRatio) = combine(prefix, Combine::kMax);
+    }
     set.hosts.push_back(std::move(hs));
   }
   hosts_.clear();

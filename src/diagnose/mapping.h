@@ -13,7 +13,11 @@
 // latency histograms become a p99 series each (end to end beside Triton's
 // own summary p99, time to first token, inter-token, queue time), the
 // engines' KV-cache usage one ratio (vLLM V0 gpu_cache_usage_perc, V1
-// kv_cache_usage_perc, SGLang token_usage), SGLang series of a tp_rank or
+// kv_cache_usage_perc, SGLang token_usage), the prefix-cache hit ratio one
+// ratio (vLLM V1's hits over queries, rate over rate; SGLang cache_hit_rate),
+// requests waiting for capacity (vLLM V1 num_requests_waiting_by_reason
+// {reason="capacity"}), TGI's batch_current_max_tokens the batch's tokens,
+// SGLang series of a tp_rank or
 // pp_rank other than 0 nothing (every rank repeats the engine's counts),
 // dcgm-exporter's windowed XID counts the last XID, its health watches a
 // health status.
@@ -68,12 +72,14 @@ struct Binding {
   // host_gpu_process_affinity_info).
   // kCarried: a series no rule judges (sig: a CarriedSig), known here so
   // that the scrape maps it onto its catalog field by this same table.
+  // kPrefixHits, kPrefixQueries: vLLM V1's prefix-cache counters, whose
+  // rates' ratio is the engine's kPrefixCacheHitRatio.
   // kJob: gpu_job_info{gpu, job, source} (docs/jobs.md); kPodLabels:
   // kube-state-metrics' kube_pod_labels, whose job-owner label names the job
   // of the GPUs a pod uses (joined by namespace/pod to the GPU series).
   enum class Kind : uint8_t {
     kGpu, kHost, kLatencyBucket, kTritonDuration, kTritonCount, kTritonSuccess, kPeerPath, kLocalCpus, kProcess,
-    kCarried, kJob, kPodLabels
+    kCarried, kJob, kPodLabels, kPrefixHits, kPrefixQueries
   };
   // kPercentOrRatio: a DCGM utilisation under its _RATIO name, percent in
   // DCGM 4.6.x and a ratio from 4.7 (model/catalog.h dcgm_percent_or_ratio):
@@ -96,7 +102,9 @@ struct Binding {
 // families the diagnosis does not judge: docs/scrape.md says why).
 // serving_engine_info names an engine's model (its label model); the
 // engine entity reads it from the labels.
-enum class CarriedSig : uint8_t { kClockEventsRecent, kP2pStatus, kEngineInfo };
+// serving_requests_waiting_by_reason of a reason other than "capacity"
+// (vLLM's "deferred") is kept, not judged.
+enum class CarriedSig : uint8_t { kClockEventsRecent, kP2pStatus, kEngineInfo, kWaitingOtherReason };
 
 // Bindings of one series (empty: not a name diagnosis uses). A series may feed
 // more than one signal (CPU mode idle feeds both "total" and "idle").
@@ -162,6 +170,7 @@ class SignalSetBuilder {
     std::vector<std::vector<Series>> parts = std::vector<std::vector<Series>>(kHostSigCount);
     std::map<uint8_t, std::map<double, std::vector<Series>>> buckets;
     std::vector<Series> triton_duration, triton_count, triton_success;
+    std::vector<Series> prefix_hits, prefix_queries;  // rates of vLLM's prefix-cache counters
     std::string invalid;  // the first value no engine can mean
   };
   struct LinkAcc {

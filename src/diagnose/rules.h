@@ -67,17 +67,21 @@ RuleResult topology_rule(const GpuContext& ctx, const Aligned& util, std::vector
 // (EngineSignals::gpus); an engine whose numbers cannot be meant
 // (EngineSignals::invalid) is not judged, and says why:
 // - kv_cache_pressure: KV-cache usage at or above kKvCacheFull while the
-//   engine preempts (preemptions per second > 0) or requests wait, with the
-//   latency (p99, or time to first token) degraded;
+//   engine preempts (preemptions per second > 0) or requests wait (for
+//   capacity, where vLLM says why they wait), with the latency (p99, or
+//   time to first token) degraded; a prefix-cache hit ratio below
+//   kPrefixCacheLow while it holds adds prefix caching to its action;
 // - overload: the queue non-empty and growing (its one-minute mean above the
 //   one a minute earlier) while the KV cache is not full, the GPU busy with
 //   useful work (util >= busy_util, SM active >= starved_sm_active and
-//   occupancy >= sm_occupancy where known), the running batch at its window
-//   peak (>= kBatchAtPeak of it) and the latency degraded.
+//   occupancy >= sm_occupancy where known), the batch at its cap (running
+//   requests, or TGI's batch tokens, >= kBatchAtPeak of their window peak)
+//   and the latency degraded.
 // Neither is judged (no result, no not-assessed entry) on a host without
 // any engine signal. `util` and `busy` are the GPU's, on its timeline.
 inline constexpr double kKvCacheFull = 0.95;
 inline constexpr double kBatchAtPeak = 0.9;
+inline constexpr double kPrefixCacheLow = 0.3;
 std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& ctx, const EngineSignals& engine, const Aligned& util,
                                                 const Aligned& busy, std::vector<NotAssessed>& not_assessed);
 

@@ -3,6 +3,10 @@
 // its own p99, SGLang's repeated tensor-parallel ranks counted once.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+#include <string>
+
 #include "diagnose/mapping.h"
 #include "diagnose/testing/series.h"
 
@@ -39,6 +43,77 @@ TEST(ServingMapping, VllmV0AndV1NamesOfOneQuantityAreOneSignal) {
   EXPECT_TRUE(map_series("vllm:cpu_cache_usage_perc", {}).empty());
   EXPECT_TRUE(map_series("vllm:time_to_first_token_seconds_bucket", {}).empty());
   EXPECT_TRUE(known_name("vllm:inter_token_latency_seconds_bucket"));
+}
+
+// Waiting by reason, the prefix cache and the batch's tokens: vLLM V1's,
+// SGLang's and TGI's names (V0 has none of them), gpulens' own the same.
+TEST(ServingMapping, WaitingForCapacityPrefixCacheAndBatchTokensAreSignals) {
+  EXPECT_EQ(host_sig("vllm:num_requests_waiting_by_reason", {{"engine", "0"}, {"reason", "capacity"}}),
+            HostSig::kWaitingForCapacity);
+  EXPECT_EQ(host_sig("serving_requests_waiting_by_reason", {{"reason", "capacity"}}), HostSig::kWaitingForCapacity);
+  const LabelPair deferred[] = {{"reason", "deferred"}};
+  ASSERT_EQ(map_series("vllm:num_requests_waiting_by_reason", deferred).size(), 1u);
+  EXPECT_EQ(map_series("vllm:num_requests_waiting_by_reason", deferred)[0].kind, Binding::Kind::kCarried);
+  EXPECT_TRUE(map_series("vllm:num_requests_waiting_by_reason", {}).empty());  // no reason: nothing said
+  EXPECT_TRUE(known_name("vllm:num_requests_waiting_by_reason"));
+  EXPECT_EQ(host_sig("sglang:cache_hit_rate", {{"tp_rank", "0"}}), HostSig::kPrefixCacheHitRatio);
+  EXPECT_TRUE(map_series("sglang:cache_hit_rate", std::vector<LabelPair>{{"tp_rank", "1"}}).empty());
+  EXPECT_EQ(host_sig("serving_prefix_cache_hit_ratio"), HostSig::kPrefixCacheHitRatio);
+  const auto hits = map_series("vllm:prefix_cache_hits_total", {});
+  const auto queries = map_series("vllm:prefix_cache_queries_total", {});
+  ASSERT_EQ(hits.size(), 1u);
+  ASSERT_EQ(queries.size(), 1u);
+  EXPECT_EQ(hits[0].kind, Binding::Kind::kPrefixHits);
+  EXPECT_EQ(queries[0].kind, Binding::Kind::kPrefixQueries);
+  EXPECT_TRUE(hits[0].counter && queries[0].counter);
+  EXPECT_TRUE(map_series("vllm:prefix_cache_hits_created", {}).empty());
+  EXPECT_TRUE(map_series("vllm:external_prefix_cache_hits_total", {}).empty());  // another cache (KV connector)
+  EXPECT_EQ(host_sig("tgi_batch_current_max_tokens"), HostSig::kBatchMaxTokens);
+  EXPECT_EQ(host_sig("serving_batch_max_tokens"), HostSig::kBatchMaxTokens);
+}
+
+// vLLM's prefix cache: the ratio of the two counters' rates, per engine,
+// its data-parallel engines summed first; SGLang's own gauge as it is.
+TEST(ServingMapping, ThePrefixCacheHitRatioIsTheRatioOfTheCountersRates) {
+  SignalSetBuilder b;
+  b.add("DCGM_FI_DEV_GPU_UTIL", std::vector<LabelPair>{{"gpu", "0"}, {"instance", "n1:9400"}}, flat(95));
+  for (const char* dp : {"0", "1"}) {
+    const std::vector<LabelPair> e = {{"instance", "n1:8000"}, {"engine", dp}};
+    b.add("vllm:prefix_cache_queries_total", e, ramp(std::string_view(dp) == "0" ? 1000 : 3000));
+    b.add("vllm:prefix_cache_hits_total", e, ramp(std::string_view(dp) == "0" ? 100 : 500));
+    b.add("vllm:num_requests_waiting_by_reason",
+          std::vector<LabelPair>{{"instance", "n1:8000"}, {"engine", dp}, {"reason", "capacity"}}, flat(6));
+    b.add("vllm:num_requests_waiting_by_reason",
+          std::vector<LabelPair>{{"instance", "n1:8000"}, {"engine", dp}, {"reason", "deferred"}}, flat(50));
+  }
+  const std::vector<LabelPair> s0 = {{"instance", "n1:30000"}, {"tp_rank", "0"}};
+  b.add("sglang:cache_hit_rate", s0, flat(0.43));
+  b.add("tgi_batch_current_max_tokens", std::vector<LabelPair>{{"instance", "n1:3001"}}, flat(16000));
+  // An engine whose counters were never looked up: no ratio, not 0.
+  const std::vector<LabelPair> idle = {{"instance", "n1:8002"}};
+  b.add("vllm:prefix_cache_queries_total", idle, flat(500));
+  b.add("vllm:prefix_cache_hits_total", idle, flat(20));
+  SignalSet set = b.build();
+  ASSERT_EQ(set.hosts.size(), 1u);
+  const auto& engines = set.hosts[0].engines;
+  ASSERT_EQ(engines.size(), 4u);
+  auto at = [&](std::string_view endpoint) -> const EngineSignals& {
+    for (const EngineSignals& e : engines) {
+      if (e.endpoint == endpoint) return e;
+    }
+    ADD_FAILURE() << endpoint;
+    return engines[0];
+  };
+  const EngineSignals& v = at("n1:8000");
+  ASSERT_FALSE(v.sig(HostSig::kPrefixCacheHitRatio).empty());
+  EXPECT_NEAR(v.sig(HostSig::kPrefixCacheHitRatio).back().v, 600.0 / 4000.0, 1e-12);  // not 0.1 + 0.167
+  ASSERT_FALSE(v.sig(HostSig::kWaitingForCapacity).empty());
+  EXPECT_DOUBLE_EQ(v.sig(HostSig::kWaitingForCapacity).back().v, 12);  // the deferred 100 are not for capacity
+  EXPECT_TRUE(v.sig(HostSig::kBatchMaxTokens).empty());
+  EXPECT_DOUBLE_EQ(at("n1:30000").sig(HostSig::kPrefixCacheHitRatio).back().v, 0.43);
+  EXPECT_DOUBLE_EQ(at("n1:3001").sig(HostSig::kBatchMaxTokens).back().v, 16000);
+  EXPECT_TRUE(at("n1:3001").sig(HostSig::kPrefixCacheHitRatio).empty());
+  EXPECT_TRUE(at("n1:8002").sig(HostSig::kPrefixCacheHitRatio).empty());
 }
 
 TEST(ServingMapping, SglangRanksOtherThanZeroAreNotRead) {
@@ -174,12 +249,22 @@ TEST(ServingMapping, AnEngineSayingWhatNoEngineCanMeanIsMarked) {
   put(b, "vllm:kv_cache_usage_perc", {{"instance", "n1:8000"}}, flat(1.7));
   put(b, "vllm:num_requests_waiting", {{"instance", "n1:8001"}}, flat(-3));
   put(b, "vllm:num_requests_waiting", {{"instance", "n1:8002"}}, flat(3));
+  put(b, "sglang:cache_hit_rate", {{"instance", "n1:8003"}}, flat(1.2));
+  put(b, "vllm:prefix_cache_hits_total", {{"instance", "n1:8004"}}, flat(std::nan("")));
+  put(b, "vllm:num_requests_waiting_by_reason", {{"instance", "n1:8005"}, {"reason", "capacity"}}, flat(-1));
+  put(b, "tgi_batch_current_max_tokens", {{"instance", "n1:8006"}}, flat(1e13));
   SignalSet set = b.build();
   ASSERT_EQ(set.hosts.size(), 1u);
-  ASSERT_EQ(set.hosts[0].engines.size(), 3u);
-  EXPECT_EQ(set.hosts[0].engines[0].invalid, "kv_cache_usage 1.7 (above 1)");
-  EXPECT_EQ(set.hosts[0].engines[1].invalid, "requests_waiting -3 (negative)");
-  EXPECT_EQ(set.hosts[0].engines[2].invalid, "");
+  ASSERT_EQ(set.hosts[0].engines.size(), 7u);
+  std::map<std::string, std::string> invalid;  // by endpoint
+  for (const EngineSignals& e : set.hosts[0].engines) invalid[e.endpoint] = e.invalid;
+  EXPECT_EQ(invalid["n1:8000"], "kv_cache_usage 1.7 (above 1)");
+  EXPECT_EQ(invalid["n1:8001"], "requests_waiting -3 (negative)");
+  EXPECT_EQ(invalid["n1:8002"], "");
+  EXPECT_EQ(invalid["n1:8003"], "prefix_cache_hit_ratio 1.2 (above 1)");
+  EXPECT_EQ(invalid["n1:8004"], "prefix_cache_hit_ratio nan (not a number)");
+  EXPECT_EQ(invalid["n1:8005"], "requests_waiting_for_capacity -1 (negative)");
+  EXPECT_EQ(invalid["n1:8006"], "batch_max_tokens 1e+13 (absurd)");
 }
 
 // gpulens' own recordings: the model of each engine rides on

@@ -138,6 +138,11 @@ std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& c, const Engin
   };
   const Aligned kv = A(HostSig::kKvCacheUsage), preempt = A(HostSig::kPreemptionRate),
                 waiting = A(HostSig::kRequestsWaiting), running = A(HostSig::kRequestsRunning);
+  // vLLM V1 says why requests wait: for capacity (KV-cache space, a batch
+  // slot) is what the cache's pressure explains; where it says, that count
+  // is the queue kv_cache_pressure reads.
+  const bool by_reason = has(HostSig::kWaitingForCapacity);
+  const Aligned for_capacity = A(HostSig::kWaitingForCapacity);
 
   RuleResult pressure;
   if (!has(HostSig::kKvCacheUsage)) {
@@ -149,20 +154,49 @@ std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& c, const Engin
     pressure = make("kv_cache_pressure", "memory", n, th.default_for_ms);
     for (size_t i = 0; i < n; ++i) {
       if (!known(kv[i]) || !known(degraded[i])) continue;
-      const bool squeezed = preempt[i] > 0 || waiting[i] >= 1;
+      const bool squeezed = preempt[i] > 0 || (by_reason ? for_capacity[i] : waiting[i]) >= 1;
       pressure.holds[i] = kv[i] >= kKvCacheFull && squeezed && degraded[i] == 1;
     }
     pressure.evidence.push_back({"kv_cache_usage", kv, kKvCacheFull, who});
     if (has(HostSig::kPreemptionRate)) pressure.evidence.push_back({"preemption_rate", preempt, 0});
-    if (has(HostSig::kRequestsWaiting)) pressure.evidence.push_back({"requests_waiting", waiting, 1});
+    if (by_reason) {
+      pressure.evidence.push_back({"requests_waiting_for_capacity", for_capacity, 1});
+    } else if (has(HostSig::kRequestsWaiting)) {
+      pressure.evidence.push_back({"requests_waiting", waiting, 1});
+    }
     add_latency(pressure);
+    // The prefix cache: a low hit ratio while the cache is full is prefill
+    // recomputed for prompts whose start the engine has seen.
+    const Aligned prefix = A(HostSig::kPrefixCacheHitRatio);
+    std::string prefix_note;
+    if (has(HostSig::kPrefixCacheHitRatio)) {
+      pressure.evidence.push_back({"prefix_cache_hit_ratio", prefix, kPrefixCacheLow});
+      double sum = 0;
+      size_t cnt = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (pressure.holds[i] == 1 && known(prefix[i])) {
+          sum += prefix[i];
+          ++cnt;
+        }
+      }
+      if (cnt && sum / static_cast<double>(cnt) < kPrefixCacheLow) {
+        char share[32];
+        std::snprintf(share, sizeof share, "%.0f", 100 * sum / static_cast<double>(cnt));
+        prefix_note = std::string(" Its prefix cache finds ") + share +
+                      " % of the prompt tokens it looks up: keep prefix caching on (vLLM --enable-prefix-caching, "
+                      "SGLang without --disable-radix-cache) and put what prompts share (system prompt, few-shot "
+                      "examples) first and byte-identical, so that cached blocks are reused instead of recomputed "
+                      "and held twice.";
+      }
+    }
     pressure.action =
         "The engine's KV cache is full: it preempts requests (recomputing them later) and queues new ones, so "
         "latency and time to first token grow while the GPU looks busy. Change the engine before adding GPUs: "
         "lower the concurrent sequences (vLLM --max-num-seqs, SGLang --max-running-requests) or the maximum "
         "model length (--max-model-len), give the cache more memory (vLLM --gpu-memory-utilization, SGLang "
         "--mem-fraction-static), turn on prefix caching, quantise the KV cache (--kv-cache-dtype fp8), or "
-        "spread the model over more GPUs (a larger --tensor-parallel-size).";
+        "spread the model over more GPUs (a larger --tensor-parallel-size)." +
+        prefix_note;
   }
 
   RuleResult over;
@@ -176,9 +210,16 @@ std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& c, const Engin
     const Aligned queue = trailing_mean(c, waiting, minute);
     const Aligned before = ago(c, queue, minute);
     const Aligned occ = c.align(c.gpu.sig(GpuSig::kSmOccupancy));
-    double peak = 0;
+    // The batch's cap, where the engine says how full it is: TGI's tokens
+    // the batch may grow to (its cap, --max-batch-total-tokens, is not on
+    // the page: the window's peak stands for it), beside running requests.
+    const Aligned tokens = A(HostSig::kBatchMaxTokens);
+    double peak = 0, peak_tokens = 0;
     for (double r : running) {
       if (known(r)) peak = std::max(peak, r);
+    }
+    for (double t : tokens) {
+      if (known(t)) peak_tokens = std::max(peak_tokens, t);
     }
     for (size_t i = 0; i < n; ++i) {
       if (!known(waiting[i]) || !known(queue[i]) || !known(before[i]) || !known(degraded[i]) || !known(util[i])) {
@@ -188,11 +229,16 @@ std::pair<RuleResult, RuleResult> serving_rules(const GpuContext& c, const Engin
       const bool kv_fine = !known(kv[i]) || kv[i] < kKvCacheFull;
       const bool useful = util[i] >= th.busy_util && (!known(busy[i]) || busy[i] >= th.starved_sm_active) &&
                           (!known(occ[i]) || occ[i] >= th.sm_occupancy);
-      const bool at_cap = !known(running[i]) || (peak > 0 && running[i] >= kBatchAtPeak * peak);
+      const bool run_at_cap = known(running[i]) && peak > 0 && running[i] >= kBatchAtPeak * peak;
+      const bool tokens_at_cap = known(tokens[i]) && peak_tokens > 0 && tokens[i] >= kBatchAtPeak * peak_tokens;
+      const bool at_cap = (!known(running[i]) && !known(tokens[i])) || run_at_cap || tokens_at_cap;
       over.holds[i] = growing && kv_fine && useful && at_cap && degraded[i] == 1;
     }
     over.evidence.push_back({"requests_waiting", waiting, 1, who});
     if (has(HostSig::kRequestsRunning)) over.evidence.push_back({"requests_running", running, kBatchAtPeak * peak});
+    if (has(HostSig::kBatchMaxTokens)) {
+      over.evidence.push_back({"batch_max_tokens", tokens, kBatchAtPeak * peak_tokens});
+    }
     if (has(HostSig::kKvCacheUsage)) over.evidence.push_back({"kv_cache_usage", kv, kKvCacheFull});
     over.evidence.push_back({"gpu_util", util, th.busy_util});
     add_latency(over);

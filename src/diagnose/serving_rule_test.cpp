@@ -84,7 +84,8 @@ HostSignals overloaded() {
 EngineSignals only_engine(const HostSignals& h) {
   EngineSignals e{.kind = "vllm", .endpoint = "http://n1:8000/metrics"};
   for (HostSig s : {HostSig::kLatencyP99, HostSig::kLatencyMean, HostSig::kRequestsRunning, HostSig::kRequestsWaiting,
-                    HostSig::kKvCacheUsage, HostSig::kPreemptionRate, HostSig::kTtftP99}) {
+                    HostSig::kKvCacheUsage, HostSig::kPreemptionRate, HostSig::kTtftP99,
+                    HostSig::kWaitingForCapacity, HostSig::kPrefixCacheHitRatio, HostSig::kBatchMaxTokens}) {
     e.sig(s) = h.sig(s);
   }
   for (const GpuSignals& g : h.gpus) e.gpus.push_back(g.index);
@@ -180,6 +181,96 @@ TEST(ServingRules, KvCachePressureThresholdsBothSides) {
     const Report r = run(std::move(h));
     const Finding* f = find(r, "kv_cache_pressure");
     EXPECT_TRUE(f == nullptr || f->state != State::kFiring) << report_text(r, false);
+  }
+}
+
+const Evidence* evidence(const Finding& f, std::string_view signal) {
+  for (const Evidence& e : f.evidence) {
+    if (e.signal == signal) return &e;
+  }
+  return nullptr;
+}
+
+// vLLM V1 says why requests wait: only those waiting for capacity are the
+// cache's pressure; requests deferred for another reason are not.
+TEST(ServingRules, KvCachePressureReadsTheRequestsWaitingForCapacity) {
+  {  // full, not preempting, 40 waiting but none for capacity: not pressure
+    HostSignals h = kv_full();
+    h.sig(HostSig::kPreemptionRate) = flat(0);
+    h.sig(HostSig::kWaitingForCapacity) = flat(0);
+    EXPECT_EQ(find(run(std::move(h)), "kv_cache_pressure"), nullptr);
+  }
+  {  // one waiting for capacity: pressure, with that count as evidence
+    HostSignals h = kv_full();
+    h.sig(HostSig::kPreemptionRate) = flat(0);
+    h.sig(HostSig::kWaitingForCapacity) = steps(0, 1);
+    const Report r = run(std::move(h));
+    const Finding* f = find(r, "kv_cache_pressure");
+    ASSERT_NE(f, nullptr) << report_text(r, false);
+    const Evidence* e = evidence(*f, "requests_waiting_for_capacity");
+    ASSERT_NE(e, nullptr) << report_text(r, false);
+    EXPECT_DOUBLE_EQ(e->value, 1);
+    EXPECT_DOUBLE_EQ(e->threshold, 1);
+    EXPECT_EQ(evidence(*f, "requests_waiting"), nullptr) << "the reasoned count replaces the total";
+  }
+  {  // an engine that does not say why: the total, as before
+    const Report r = run(kv_full());
+    const Finding* f = find(r, "kv_cache_pressure");
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(evidence(*f, "requests_waiting"), nullptr);
+    EXPECT_EQ(evidence(*f, "requests_waiting_for_capacity"), nullptr);
+  }
+}
+
+// A low prefix-cache hit ratio while the cache is full: the action says so.
+TEST(ServingRules, ALowPrefixCacheHitRatioAddsPrefixCachingToTheAction) {
+  for (const double ratio : {kPrefixCacheLow - 0.01, kPrefixCacheLow}) {
+    HostSignals h = kv_full();
+    h.sig(HostSig::kPrefixCacheHitRatio) = flat(ratio);
+    const Report r = run(std::move(h));
+    const Finding* f = find(r, "kv_cache_pressure");
+    ASSERT_NE(f, nullptr) << report_text(r, false);
+    const Evidence* e = evidence(*f, "prefix_cache_hit_ratio");
+    ASSERT_NE(e, nullptr);
+    EXPECT_NEAR(e->value, ratio, 1e-9);
+    const bool low = ratio < kPrefixCacheLow;
+    EXPECT_EQ(f->action.find("Its prefix cache finds 29 % of the prompt tokens it looks up") != std::string::npos, low)
+        << f->action;
+    EXPECT_EQ(f->action.find("--enable-prefix-caching, SGLang without --disable-radix-cache") != std::string::npos, low)
+        << f->action;
+  }
+  const Report r = run(kv_full());  // not exposed: no evidence, no sentence
+  ASSERT_NE(find(r, "kv_cache_pressure"), nullptr);
+  EXPECT_EQ(evidence(*find(r, "kv_cache_pressure"), "prefix_cache_hit_ratio"), nullptr);
+  EXPECT_EQ(find(r, "kv_cache_pressure")->action.find("Its prefix cache"), std::string::npos);
+}
+
+// TGI's batch tokens: the batch is at its cap when its tokens are, even
+// with fewer (longer) requests running than at the peak.
+TEST(ServingRules, OverloadReadsTheBatchTokensWhereTheEngineGivesThem) {
+  {  // fewer requests, tokens at their peak: at the cap, overload
+    HostSignals h = overloaded();
+    h.sig(HostSig::kRequestsRunning) = steps(64, 40);
+    h.sig(HostSig::kBatchMaxTokens) = flat(16000);
+    const Report r = run(std::move(h));
+    const Finding* f = find(r, "overload");
+    ASSERT_NE(f, nullptr) << report_text(r, false);
+    const Evidence* e = evidence(*f, "batch_max_tokens");
+    ASSERT_NE(e, nullptr);
+    EXPECT_DOUBLE_EQ(e->value, 16000);
+    EXPECT_DOUBLE_EQ(e->threshold, kBatchAtPeak * 16000);
+  }
+  {  // both below their peaks: not at the cap
+    HostSignals h = overloaded();
+    h.sig(HostSig::kRequestsRunning) = steps(64, 40);
+    h.sig(HostSig::kBatchMaxTokens) = steps(16000, 16000 * kBatchAtPeak - 100);
+    EXPECT_EQ(find(run(std::move(h)), "overload"), nullptr);
+  }
+  {  // tokens just at 90 % of their peak: at the cap
+    HostSignals h = overloaded();
+    h.sig(HostSig::kRequestsRunning) = steps(64, 40);
+    h.sig(HostSig::kBatchMaxTokens) = steps(16000, 16000 * kBatchAtPeak);
+    EXPECT_NE(find(run(std::move(h)), "overload"), nullptr);
   }
 }
 

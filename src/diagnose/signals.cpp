@@ -29,7 +29,8 @@ std::string_view signal_name(HostSig s) {
       "nic_speed_bps", "ib_rx_bps", "ib_tx_bps",   "latency_p99",      "latency_mean",
       "requests_running", "requests_waiting", "ib_rate_bps", "nic_util", "ib_util",
       "kv_cache_usage", "preemption_rate", "prompt_tokens_rate", "generation_tokens_rate", "ttft_p99",
-      "inter_token_p99", "queue_time_p99"};
+      "inter_token_p99", "queue_time_p99", "requests_waiting_for_capacity", "prefix_cache_hit_ratio",
+      "batch_max_tokens"};
   return kNames[static_cast<size_t>(s)];
 }
 

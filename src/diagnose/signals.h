@@ -104,6 +104,9 @@ enum class HostSig : uint8_t {
   kTtftP99,            // seconds: time to first token, p99 (from its histogram)
   kInterTokenP99,      // seconds: time between output tokens, p99 (from its histogram)
   kQueueTimeP99,       // seconds: time a request waited in the queue, p99 (from its histogram)
+  kWaitingForCapacity, // requests waiting for KV-cache space or a batch slot (vLLM V1 reason="capacity")
+  kPrefixCacheHitRatio,  // ratio of looked-up prompt tokens the prefix cache held (vLLM V1 counters, SGLang)
+  kBatchMaxTokens,     // tokens the running batch may grow to (TGI; its cap is --max-batch-total-tokens)
   kCount
 };
 

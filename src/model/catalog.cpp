@@ -296,6 +296,16 @@ constexpr std::array<FieldDef, kFieldCount> kCatalog{{
      "Prompt (prefill) tokens the engine processed."},
     {FieldId::kServingGenerationTokens, "serving_generation_tokens_total", kCounter, "", kServing, kNode,
      "Tokens the engine generated."},
+    {FieldId::kServingRequestsWaitingByReason, "serving_requests_waiting_by_reason", kGauge, "", kServing, kNode,
+     "Requests queued in the engine, by why they wait (label reason, the engine's own: vLLM V1 capacity, for "
+     "KV-cache space or a batch slot; deferred)."},
+    {FieldId::kServingPrefixCacheHitRatio, "serving_prefix_cache_hit_ratio", kGauge, "ratio", kServing, kNode,
+     "Fraction of the prompt tokens looked up in the engine's prefix cache that it found there (vLLM V1 "
+     "prefix_cache_hits_total over prefix_cache_queries_total, their increase since the previous scrape; "
+     "SGLang cache_hit_rate); absent while nothing was looked up."},
+    {FieldId::kServingBatchMaxTokens, "serving_batch_max_tokens", kGauge, "", kServing, kNode,
+     "Tokens the engine's running batch may grow to: its prompts and their new-token budgets (TGI "
+     "batch_current_max_tokens; the engine adds requests while this is below its --max-batch-total-tokens)."},
     {FieldId::kServingEngineInfo, "serving_engine_info", kInfo, "", kServing, kNode,
      "One serving engine and the model it serves (labels engine, endpoint, model; pid where known), from the "
      "engine's own labels (vLLM and SGLang model_name, Triton model)."},

@@ -167,6 +167,9 @@ enum class FieldId : uint16_t {
   kServingPreemptions,
   kServingPromptTokens,
   kServingGenerationTokens,
+  kServingRequestsWaitingByReason,
+  kServingPrefixCacheHitRatio,
+  kServingBatchMaxTokens,
   kServingEngineInfo,
   // agent
   kAgentSourceUp,

@@ -166,6 +166,9 @@ Series evidence_series(std::string_view name, const diagnose::HostSignals& h, co
   if (name == "requests_waiting") return host(HostSig::kRequestsWaiting);
   if (name == "requests_running") return host(HostSig::kRequestsRunning);
   if (name == "ttft_p99") return host(HostSig::kTtftP99);  // seconds
+  if (name == "requests_waiting_for_capacity") return host(HostSig::kWaitingForCapacity);
+  if (name == "prefix_cache_hit_ratio") return host(HostSig::kPrefixCacheHitRatio);
+  if (name == "batch_max_tokens") return host(HostSig::kBatchMaxTokens);
   if (name == "ib_bps") return pair(host(HostSig::kIbRxBps), host(HostSig::kIbTxBps), [](double a, double b) { return a + b; });
   // gpu_topology_path: the path to a peer GPU is a placement fact, not a
   // series; its evidence detail names it.

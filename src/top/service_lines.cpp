@@ -26,7 +26,7 @@ std::vector<std::string> service_lines(const std::map<std::string, double, std::
                                        size_t gpu_count) {
   struct Engine {
     std::string kind, pid, model;
-    double kv = -1, waiting = -1, running = -1;
+    double kv = -1, waiting = -1, running = -1, for_capacity = -1, prefix = -1, batch_tokens = -1;
     std::map<double, double> e2e, ttft;  // le -> cumulative count
   };
   std::map<std::string, Engine> engines;      // by endpoint
@@ -53,6 +53,11 @@ std::vector<std::string> service_lines(const std::map<std::string, double, std::
     if (key.starts_with("serving_kv_cache_usage_ratio{")) e.kv = v;
     if (key.starts_with("serving_requests_waiting{")) e.waiting = v;
     if (key.starts_with("serving_requests_running{")) e.running = v;
+    if (key.starts_with("serving_requests_waiting_by_reason{") && label_in_key(key, "reason") == "capacity") {
+      e.for_capacity = v;
+    }
+    if (key.starts_with("serving_prefix_cache_hit_ratio{")) e.prefix = v;
+    if (key.starts_with("serving_batch_max_tokens{")) e.batch_tokens = v;
     if (bound >= 0 && key.starts_with("serving_request_latency_seconds{")) e.e2e[bound] = v;
     if (bound >= 0 && key.starts_with("serving_time_to_first_token_seconds{")) e.ttft[bound] = v;
   }
@@ -74,10 +79,16 @@ std::vector<std::string> service_lines(const std::map<std::string, double, std::
       where = " on GPUs not known";
     }
     const std::string model = e.model.empty() ? "" : " (" + e.model + ")";
+    // What only some engines say, shown where said: vLLM V1's requests
+    // waiting for capacity and prefix-cache hits, SGLang's hits, TGI's
+    // batch tokens.
+    const std::string capacity = e.for_capacity >= 0 ? num(" (%.0f for capacity)", e.for_capacity) : "";
+    const std::string prefix = e.prefix >= 0 ? num(", prefix cache hits %.0f%%", e.prefix * 100) : "";
+    const std::string tokens = e.batch_tokens >= 0 ? num(", batch %.0f tokens", e.batch_tokens) : "";
     out.push_back(e.kind + " at " + endpoint + model + where + ": KV cache " + (e.kv >= 0 ? num("%.0f%%", e.kv * 100) : "-") +
-                  ", " + (e.waiting >= 0 ? num("%.0f", e.waiting) : "-") + " waiting, " +
-                  (e.running >= 0 ? num("%.0f", e.running) : "-") + " running, p99 " + p99(e.e2e) + ", TTFT p99 " +
-                  p99(e.ttft));
+                  prefix + ", " + (e.waiting >= 0 ? num("%.0f", e.waiting) : "-") + " waiting" + capacity + ", " +
+                  (e.running >= 0 ? num("%.0f", e.running) : "-") + " running" + tokens + ", p99 " + p99(e.e2e) +
+                  ", TTFT p99 " + p99(e.ttft));
   }
   return out;
 }

@@ -6,6 +6,11 @@
 //   == {"vllm at http://127.0.0.1:8001/metrics (meta-llama/Llama-3.1-8B-Instruct) on GPUs 4,5,6,7: KV cache "
 //       "99%, 31 waiting, 40 running, p99 21.4 s, TTFT p99 16.3 s"}
 //
+// Where the engine says them, the prefix-cache hit ratio follows the KV
+// cache ("KV cache 99%, prefix cache hits 12%"), the requests waiting for
+// capacity the waiting ("31 waiting (30 for capacity)") and the tokens of
+// TGI's batch the running ("40 running, batch 15000 tokens").
+//
 // An engine is the series of one `endpoint` label, its model the label of
 // its serving_engine_info (none shown when absent); its GPUs are those where
 // its pid runs (host_gpu_process_affinity_info), else all `gpu_count` when

@@ -289,5 +289,29 @@ TEST(ServiceLines, OneLinePerEngineOnItsGpus) {
   EXPECT_TRUE(service_lines({}, 8).empty());
 }
 
+// What only some engines say is shown where they say it: vLLM V1's
+// requests waiting for capacity and prefix-cache hits, TGI's batch tokens.
+TEST(ServiceLines, WaitingForCapacityPrefixHitsAndBatchTokensWhereSaid) {
+  const std::string v = "{engine=\"vllm\",endpoint=\"http://a:8001/metrics\"";
+  const std::string t = "{engine=\"tgi\",endpoint=\"http://a:3000/metrics\"";
+  const std::map<std::string, double, std::less<>> node = {
+      {"serving_kv_cache_usage_ratio" + v + "}", 0.99},
+      {"serving_prefix_cache_hit_ratio" + v + "}", 0.124},
+      {"serving_requests_waiting" + v + "}", 31},
+      {"serving_requests_waiting_by_reason" + v + ",reason=\"capacity\"}", 30},
+      {"serving_requests_waiting_by_reason" + v + ",reason=\"deferred\"}", 1},
+      {"serving_requests_running" + v + "}", 40},
+      {"serving_requests_waiting" + t + "}", 14},
+      {"serving_requests_running" + t + "}", 32},
+      {"serving_batch_max_tokens" + t + "}", 16000},
+  };
+  EXPECT_EQ(service_lines(node, 8),
+            (std::vector<std::string>{
+                "tgi at http://a:3000/metrics on GPUs not known: KV cache -, 14 waiting, 32 running, batch 16000 "
+                "tokens, p99 -, TTFT p99 -",
+                "vllm at http://a:8001/metrics on GPUs not known: KV cache 99%, prefix cache hits 12%, 31 waiting (30 "
+                "for capacity), 40 running, p99 -, TTFT p99 -"}));
+}
+
 }  // namespace
 }  // namespace gpulens::top

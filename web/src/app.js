@@ -130,6 +130,9 @@
     requests_waiting: { series: ["serving_requests_waiting"], node: true, agg: "sum" },
     requests_running: { series: ["serving_requests_running"], node: true, agg: "sum" },
     ttft_p99: null,  // a quantile of the engines' TTFT histograms: shown as text
+    requests_waiting_for_capacity: { series: ["serving_requests_waiting_by_reason"], match: /reason="capacity"/, node: true, agg: "sum" },
+    prefix_cache_hit_ratio: { series: ["serving_prefix_cache_hit_ratio"], node: true, agg: "max" },  // as the report's host view
+    batch_max_tokens: { series: ["serving_batch_max_tokens"], node: true, agg: "sum" },
     // thermal_throttle, power_cap
     thermal_throttle: { series: ["gpu_clock_event_active"], match: /reason="[^"]*thermal/, agg: "max" },
     temperature: { series: ["gpu_temperature_celsius"] },
@@ -228,6 +231,9 @@
       if (name === "serving_kv_cache_usage_ratio") e.kv = v;
       if (name === "serving_requests_waiting") e.waiting = v;
       if (name === "serving_requests_running") e.running = v;
+      if (name === "serving_requests_waiting_by_reason" && lab("reason") === "capacity") e.forCapacity = v;
+      if (name === "serving_prefix_cache_hit_ratio") e.prefix = v;
+      if (name === "serving_batch_max_tokens") e.batchTokens = v;
       if (bound != null && name === "serving_request_latency_seconds") e.e2e.push([bound, v]);
       if (bound != null && name === "serving_time_to_first_token_seconds") e.ttft.push([bound, v]);
     }
@@ -250,7 +256,7 @@
   const count = (v) => (v == null ? "–" : String(Math.round(v)));
   // One engine on a GPU's card.
   function serviceLineHTML(e) {
-    return `<div class="meta service" data-endpoint="${esc(e.endpoint)}">${esc(e.kind)}${e.model ? " " + esc(e.model) : ""} · KV ${pct(e.kv)} · ${count(e.waiting)} waiting · ${count(e.running)} running · p99 ${secs(e.p99)}${e.findings.length ? ` · <span class="cause">${esc(e.findings.join(", "))}</span>` : ""}</div>`;
+    return `<div class="meta service" data-endpoint="${esc(e.endpoint)}">${esc(e.kind)}${e.model ? " " + esc(e.model) : ""} · KV ${pct(e.kv)}${e.prefix != null ? " · prefix hits " + pct(e.prefix) : ""} · ${count(e.waiting)} waiting${e.forCapacity != null ? " (" + count(e.forCapacity) + " for capacity)" : ""} · ${count(e.running)} running${e.batchTokens != null ? " · batch " + count(e.batchTokens) + " tokens" : ""} · p99 ${secs(e.p99)}${e.findings.length ? ` · <span class="cause">${esc(e.findings.join(", "))}</span>` : ""}</div>`;
   }
   // The service view: every engine of the node.
   function servicesHTML(engines) {

@@ -137,7 +137,10 @@ std::string own_extra(diagnose::LabelSpan labels) {
 // latency quantile over models is the worst model's, a KV-cache usage over
 // an engine's data-parallel ranks the fullest's, never a sum.
 Combine combine_of(FieldId id) {
-  return id == FieldId::kServingLatencyP99 || id == FieldId::kServingKvCacheUsage ? Combine::kMax : Combine::kSum;
+  return id == FieldId::kServingLatencyP99 || id == FieldId::kServingKvCacheUsage ||
+                 id == FieldId::kServingPrefixCacheHitRatio
+             ? Combine::kMax
+             : Combine::kSum;
 }
 
 // The engine kind of a serving engine's family ("" for gpulens' own names).
@@ -196,6 +199,7 @@ std::vector<CatalogTarget> through_mapping(std::string_view name, diagnose::Labe
     std::string extra;
     if (f.layer == Layer::kServing) {
       extra = serving_extra(name, labels, true);
+      if (id == FieldId::kServingRequestsWaitingByReason) extra += ',' + label("reason", label_of(labels, "reason"));
     } else if (f.scope == Scope::kNode) {
       extra = node_extra(labels);
     } else if (name == native) {
@@ -236,6 +240,13 @@ std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::Labe
     }
   }
   if (auto t = through_mapping(name, labels); !t.empty()) return t;
+  // vLLM's prefix-cache counters: the two parts of the hit ratio.
+  if (const std::vector<Binding> b = diagnose::map_series(name, labels);
+      b.size() == 1 && (b[0].kind == Binding::Kind::kPrefixHits || b[0].kind == Binding::Kind::kPrefixQueries)) {
+    CatalogTarget t{FieldId::kServingPrefixCacheHitRatio, 1.0, serving_extra(name, labels, false), Combine::kSum};
+    t.part = b[0].kind == Binding::Kind::kPrefixHits ? CatalogTarget::Part::kNumerator : CatalogTarget::Part::kDenominator;
+    return {std::move(t)};
+  }
   // DCGM names the catalog declares beside its fields (--dcgm-names), read
   // back: DCGM's unit * (1 / the row's scale) = the catalog's unit.
   if (const DcgmRow* row = find_dcgm_row(name); row != nullptr && row->value != DcgmValue::kLabel &&
@@ -302,10 +313,20 @@ std::string_view exporter_name(Exporter e) {
 
 namespace gpulens::scrape {
 
-std::string check_serving_value(FieldId f, double v) {
+std::string check_serving_value(FieldId f, double v, CatalogTarget::Part part) {
   const auto& row = field(f);
   if (row.layer != Layer::kServing) return "";
-  char b[160];
+  char b[200];
+  if (part != CatalogTarget::Part::kNone) {
+    // A counter the ratio is made of: a count, named as the engine's.
+    const char* what = part == CatalogTarget::Part::kNumerator ? "hits" : "queries";
+    if (!std::isfinite(v) || v < 0 || v > 1e12) {
+      std::snprintf(b, sizeof b, "%s's %s counter is %g, %s", std::string(row.name).c_str(), what, v,
+                    !std::isfinite(v) ? "not a number an engine can mean" : v < 0 ? "negative" : "beyond any engine's count");
+      return b;
+    }
+    return "";
+  }
   if (!std::isfinite(v)) {
     std::snprintf(b, sizeof b, "%s is %g, not a number an engine can mean", std::string(row.name).c_str(), v);
     return b;
@@ -314,7 +335,7 @@ std::string check_serving_value(FieldId f, double v) {
     std::snprintf(b, sizeof b, "%s is %g, negative", std::string(row.name).c_str(), v);
     return b;
   }
-  if (f == FieldId::kServingKvCacheUsage && v > 1) {
+  if ((f == FieldId::kServingKvCacheUsage || f == FieldId::kServingPrefixCacheHitRatio) && v > 1) {
     std::snprintf(b, sizeof b, "%s is %g, above 1 (a ratio)", std::string(row.name).c_str(), v);
     return b;
   }
@@ -323,6 +344,12 @@ std::string check_serving_value(FieldId f, double v) {
     return b;
   }
   return "";
+}
+
+std::optional<double> ratio_of_increases(std::pair<double, double> before, std::pair<double, double> now) {
+  const double found = now.first - before.first, looked_up = now.second - before.second;
+  if (!(looked_up > 0) || found < 0 || found > looked_up) return std::nullopt;
+  return found / looked_up;
 }
 
 namespace {
@@ -351,9 +378,9 @@ class PageSink final : public diagnose::MetricSink {
     for (const CatalogTarget& t : series_[static_cast<size_t>(handle)]) {
       const double x = t.one ? 1.0 : v * t.scale * (t.percent_or_ratio && v > 1 ? 0.01 : 1.0);
       if (error_.empty() && !t.one) {
-        if (std::string why = check_serving_value(t.field, x); !why.empty()) error_ = why;
+        if (std::string why = check_serving_value(t.field, x, t.part); !why.empty()) error_ = why;
       }
-      if (std::isnan(x)) continue;
+      if (std::isnan(x) || t.part != CatalogTarget::Part::kNone) continue;  // one page holds no increase
       auto [it, fresh] = values_.try_emplace({t.field, t.extra}, x);
       if (fresh) continue;
       if (t.combine == Combine::kSum) it->second += x;

@@ -36,6 +36,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "diagnose/mapping.h"
@@ -60,6 +61,11 @@ struct CatalogTarget {
   bool percent_or_ratio = false;
   bool negative_is_unknown = false;  // a link speed below 0: unknown, absent
   bool one = false;  // serving_engine_info: 1 whatever the value
+  // A counter of a ratio made of two (vLLM's prefix-cache hits and
+  // queries, each summed over the engine's series): not a value itself;
+  // the field is the ratio of their increases between two scrapes.
+  enum class Part : uint8_t { kNone, kNumerator, kDenominator };
+  Part part = Part::kNone;
   bool operator==(const CatalogTarget&) const = default;
 };
 
@@ -85,18 +91,29 @@ std::string with_endpoint(std::string_view extra, std::string_view endpoint);
 
 // "" when `value` (in the catalog's unit) is one a serving engine can say
 // for `field`, else what is wrong with it: not a number, negative, a
-// KV-cache usage above 1, a request count or counter beyond 1e12. An engine
+// KV-cache usage or prefix-cache hit ratio above 1, a request count or
+// counter beyond 1e12 (`part`: one of the counters a ratio is made of,
+// checked as a count). An engine
 // page with such a value is not read at all (docs/serving.md, "Bad pages"):
 // the scrape marks its target down with this reason, so its engine is not
 // judged on numbers it cannot mean.
 //   check_serving_value(FieldId::kServingKvCacheUsage, 1.7)
 //   == "serving_kv_cache_usage_ratio is 1.7, above 1 (a ratio)"
-std::string check_serving_value(FieldId field, double value);
+std::string check_serving_value(FieldId field, double value, CatalogTarget::Part part = CatalogTarget::Part::kNone);
+
+// The ratio of two counters' increases between two scrapes (`before` and
+// `now`, numerator then denominator): the prefix-cache hit ratio from
+// vLLM's hits and queries. nullopt when nothing was looked up in between,
+// a counter went back (the engine restarted) or more was found than looked
+// up: the field is absent for that scrape.
+//   ratio_of_increases({10, 100}, {40, 200}) == 0.3
+std::optional<double> ratio_of_increases(std::pair<double, double> before, std::pair<double, double> now);
 
 // One page an exporter answered, read as the scrape source reads it: each
 // series through catalog_targets(), a serving engine's with `endpoint` (and
 // `pid` where known, after the endpoint), series of one catalog series
-// combined by their Combine rule, units converted. The simulator publishes
+// combined by their Combine rule, units converted (a ratio of two counters'
+// increases needs two pages: none from one). The simulator publishes
 // its engines' pages through this. An error names the line that does not
 // parse or the serving value check_serving_value() refuses.
 struct PageValue {

@@ -184,6 +184,7 @@ class TargetSink final : public diagnose::MetricSink {
     exporters_.clear();
     mapped_series_ = 0;
     bad_serving_.clear();
+    ratio_parts_.clear();
   }
   // The first serving value of this scrape no engine can mean ("" none).
   const std::string& bad_serving() const { return bad_serving_; }
@@ -235,6 +236,7 @@ class TargetSink final : public diagnose::MetricSink {
       Out o{kNoSlot, t.scale, t.field,
             field(t.field).layer == Layer::kServing ? scrape::with_endpoint(t.extra, target_) : t.extra, t.combine};
       o.one = t.one;
+      o.part = t.part;
       o.percent_or_ratio = t.percent_or_ratio;
       o.negative_is_unknown = t.negative_is_unknown;
       if (h.mig_gi >= 0) {
@@ -272,7 +274,7 @@ class TargetSink final : public diagnose::MetricSink {
     for (const Out& o : h.outs) {
       if (!bad_serving_.empty() || o.one || field(o.field).layer != Layer::kServing) continue;
       const double x = v * o.scale * (o.percent_or_ratio && v > 1 ? 0.01 : 1.0);
-      if (std::string why = scrape::check_serving_value(o.field, x); !why.empty()) bad_serving_ = why;
+      if (std::string why = scrape::check_serving_value(o.field, x, o.part); !why.empty()) bad_serving_ = why;
     }
     if (std::isnan(v)) return;  // no value: absent
     if (!h.dropped.empty()) {
@@ -303,6 +305,12 @@ class TargetSink final : public diagnose::MetricSink {
       if (pod.pod.empty()) pod = h.pod;
     }
     for (Out& o : h.outs) {
+      if (o.part != scrape::CatalogTarget::Part::kNone) {
+        // A counter of a ratio: summed here, the ratio set by finish_ratios().
+        auto& [num, den] = ratio_parts_[o.extra];
+        (o.part == scrape::CatalogTarget::Part::kNumerator ? num : den) += v * o.scale;
+        continue;
+      }
       if (o.unresolved) {
         if (!held_.contains(held_key(o, h.entity)) && !room()) {
           drop_limit();
@@ -339,6 +347,35 @@ class TargetSink final : public diagnose::MetricSink {
       family_[o.slot] = h.family;
       values_.push_back({o.slot, x});
     }
+  }
+
+  // After a page was read whole: the prefix-cache hit ratio of each engine
+  // whose hits and queries counters it gave, from their increases since
+  // the last page that gave them (catalog_targets.h ratio_of_increases).
+  void finish_ratios() {
+    for (const auto& [extra, now] : ratio_parts_) {
+      std::optional<double> r;
+      if (auto it = ratio_before_.find(extra); it != ratio_before_.end()) r = scrape::ratio_of_increases(it->second, now);
+      ratio_before_[extra] = now;
+      if (!r) continue;
+      Out o{kNoSlot, 1.0, FieldId::kServingPrefixCacheHitRatio, extra, scrape::Combine::kMax};
+      if (!held_.contains(held_key(o, kNodeEntity)) && !room()) {
+        drop_limit();
+        continue;
+      }
+      o.slot = registry_.slot(o.field, kNodeEntity, extra);
+      if (o.slot >= stamp_.size()) {
+        stamp_.resize(o.slot + 1024, 0);
+        pos_.resize(o.slot + 1024, 0);
+        family_.resize(o.slot + 1024, 0);
+      }
+      if (stamp_[o.slot] == round_ || !admit(o, kNodeEntity)) continue;  // the page gave the ratio itself
+      stamp_[o.slot] = round_;
+      pos_[o.slot] = static_cast<uint32_t>(values_.size());
+      family_[o.slot] = 0;
+      values_.push_back({o.slot, *r});
+    }
+    std::erase_if(ratio_before_, [&](const auto& kv) { return !ratio_parts_.contains(kv.first); });
   }
 
   std::vector<Frame::Value>& values() { return values_; }
@@ -385,6 +422,7 @@ class TargetSink final : public diagnose::MetricSink {
     scrape::Combine combine;
     bool own = false;  // a gpu_mig_* series: `extra` is the instance's labels
     bool one = false;  // gpu_mig_info: 1 whatever the value
+    scrape::CatalogTarget::Part part = scrape::CatalogTarget::Part::kNone;
     bool percent_or_ratio = false;
     bool negative_is_unknown = false;
     bool unresolved = false;  // no slot looked up yet (kNoSlot)
@@ -534,6 +572,9 @@ class TargetSink final : public diagnose::MetricSink {
   std::string drop_message_;
   uint64_t dropped_round_ = 0;
   std::string bad_serving_;
+  // Prefix-cache hits and queries by serving series (extra): this page's
+  // sums, and those of the last page that gave them.
+  std::map<std::string, std::pair<double, double>> ratio_parts_, ratio_before_;
 };
 
 // One target: its thread, client, parser and latest result.
@@ -641,6 +682,7 @@ class Target {
     parser_->start_scrape(t0);
     Status s = parser_->feed(r->body);
     if (s) s = parser_->finish();
+    if (s && sink_->bad_serving().empty()) sink_->finish_ratios();
     if (s && !sink_->bad_serving().empty()) {
       why = "bad_values";
       s = invalid_argument(sink_->bad_serving() + ": the engine's page is not read, its engine not judged");

@@ -5,9 +5,11 @@
 // are stand-ins in the engines' real shapes (tests/data/serving).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "sources/scrape/catalog_targets.h"
 #include "sources/scrape/scrape_source.h"
@@ -64,6 +66,46 @@ TEST(ServingTargets, EachEnginesNamesLandOnOneFieldWithTheEngine) {
   EXPECT_EQ(targets("serving_kv_cache_usage_ratio", {{"engine", "vllm"}, {"endpoint", "http://a:8000/metrics"}}),
             (std::vector<CatalogTarget>{
                 {FieldId::kServingKvCacheUsage, 1, "engine=\"vllm\",endpoint=\"http://a:8000/metrics\"", Combine::kMax}}));
+}
+
+// Waiting by reason (the reason kept), the prefix cache (SGLang's ratio;
+// vLLM's two counters, parts of the ratio, not values) and TGI's batch
+// tokens. vLLM V0 writes none of them.
+TEST(ServingTargets, WaitingByReasonPrefixCacheAndBatchTokens) {
+  const std::vector<std::pair<std::string_view, std::string_view>> cap = {
+      {"engine", "0"}, {"model_name", "m"}, {"reason", "capacity"}};
+  EXPECT_EQ(targets("vllm:num_requests_waiting_by_reason", cap),
+            (std::vector<CatalogTarget>{
+                {FieldId::kServingRequestsWaitingByReason, 1, "engine=\"vllm\",reason=\"capacity\""}}));
+  EXPECT_EQ(targets("vllm:num_requests_waiting_by_reason", {{"engine", "0"}, {"reason", "deferred"}}),
+            (std::vector<CatalogTarget>{
+                {FieldId::kServingRequestsWaitingByReason, 1, "engine=\"vllm\",reason=\"deferred\""}}));
+  EXPECT_TRUE(targets("vllm:num_requests_waiting_by_reason", {{"engine", "0"}}).empty());
+  EXPECT_EQ(targets("serving_requests_waiting_by_reason",
+                    {{"engine", "vllm"}, {"endpoint", "http://a:8000/metrics"}, {"reason", "capacity"}}),
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaitingByReason, 1,
+                                         "engine=\"vllm\",endpoint=\"http://a:8000/metrics\",reason=\"capacity\""}}));
+  EXPECT_EQ(targets("sglang:cache_hit_rate", {{"tp_rank", "0"}, {"model_name", "m"}}),
+            (std::vector<CatalogTarget>{{FieldId::kServingPrefixCacheHitRatio, 1, "engine=\"sglang\"", Combine::kMax}}));
+  EXPECT_TRUE(targets("sglang:cache_hit_rate", {{"tp_rank", "1"}}).empty());
+  CatalogTarget hits{FieldId::kServingPrefixCacheHitRatio, 1, "engine=\"vllm\""};
+  hits.part = CatalogTarget::Part::kNumerator;
+  CatalogTarget queries = hits;
+  queries.part = CatalogTarget::Part::kDenominator;
+  const std::vector<std::pair<std::string_view, std::string_view>> v1 = {{"engine", "0"}, {"model_name", "m"}};
+  EXPECT_EQ(targets("vllm:prefix_cache_hits_total", v1), std::vector<CatalogTarget>{hits});
+  EXPECT_EQ(targets("vllm:prefix_cache_queries_total", v1), std::vector<CatalogTarget>{queries});
+  EXPECT_TRUE(targets("vllm:prefix_cache_hits_created", v1).empty());
+  EXPECT_EQ(targets("tgi_batch_current_max_tokens"),
+            (std::vector<CatalogTarget>{{FieldId::kServingBatchMaxTokens, 1, "engine=\"tgi\""}}));
+  EXPECT_EQ(targets("tgi_batch_current_size"),
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsRunning, 1, "engine=\"tgi\""}}));
+  // The ratio of the counters' increases between two pages.
+  EXPECT_DOUBLE_EQ(*scrape::ratio_of_increases({10, 100}, {40, 200}), 0.3);
+  EXPECT_DOUBLE_EQ(*scrape::ratio_of_increases({10, 100}, {10, 200}), 0);
+  EXPECT_FALSE(scrape::ratio_of_increases({10, 100}, {10, 100}).has_value()) << "nothing looked up";
+  EXPECT_FALSE(scrape::ratio_of_increases({10, 100}, {5, 50}).has_value()) << "a restart";
+  EXPECT_FALSE(scrape::ratio_of_increases({10, 100}, {200, 150}).has_value()) << "more found than looked up";
 }
 
 TEST(ServingTargets, TheEndpointFollowsTheEngineLabel) {
@@ -128,6 +170,17 @@ TEST(ServingScrape, EveryEngineOnTheNodeIsKeptApartAndRanksAreNotMultiplied) {
   // TGI: its queue and batch.
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsWaiting, tgi), 14);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, tgi), 32);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingBatchMaxTokens, tgi), 16000);
+  // vLLM V1's queue by reason; SGLang's prefix-cache ratio (rank 0's).
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsWaitingByReason, v1 + ",reason=\"capacity\""), 110);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsWaitingByReason, v1 + ",reason=\"deferred\""), 7);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingPrefixCacheHitRatio, sg), 0.43);
+  // Not said, absent: V0's queue by reason and prefix cache, TGI's prefix
+  // cache, and V1's ratio from one page (it needs two).
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsWaitingByReason, v0 + ",reason=\"capacity\""), -1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingPrefixCacheHitRatio, v0), -1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingPrefixCacheHitRatio, tgi), -1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingPrefixCacheHitRatio, v1), -1);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingQueueTime, tgi + ",le=\"2\""), 90);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, "sum," + tgi), 320);
   // Nothing node-wide without an engine.
@@ -143,6 +196,59 @@ TEST(ServingScrape, EveryEngineOnTheNodeIsKeptApartAndRanksAreNotMultiplied) {
     if (reg.series(slot).extra.find(tgi) != std::string::npos) ++tgi_infos;
   }
   EXPECT_EQ(tgi_infos, 0u);
+}
+
+// vLLM's prefix cache over two scrapes: the hits' increase over the
+// queries' (300 of 1,000 tokens), its data-parallel engines summed first.
+TEST(ServingScrape, ThePrefixCacheHitRatioIsTheCountersIncreaseBetweenScrapes) {
+  auto v1_page = [](double hits0, double queries0, double hits1, double queries1) {
+    std::string p;
+    for (int dp = 0; dp < 2; ++dp) {
+      const std::string l = "{engine=\"" + std::to_string(dp) + "\",model_name=\"m\"}";
+      p += "vllm:prefix_cache_hits_total" + l + " " + std::to_string(dp ? hits1 : hits0) + "\n";
+      p += "vllm:prefix_cache_queries_total" + l + " " + std::to_string(dp ? queries1 : queries0) + "\n";
+      p += "vllm:prefix_cache_hits_created" + l + " 1.7461e+09\n";
+    }
+    p += "vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} 3";  // no final newline, as vLLM
+    return p;
+  };
+  PageServer srv({{"/v1", v1_page(1000, 8000, 500, 2000)}});
+  SeriesRegistry reg;
+  LiveStore live;
+  SourceOptions o;
+  o.scrape.targets = {srv.url("/v1")};
+  o.scrape.interval_ms = 50;
+  o.scrape.timeout_ms = 300;
+  o.scrape.max_bytes = 64 << 10;
+  auto src = make_scrape_source(o);
+  ASSERT_TRUE(src->open(reg).is_ok());
+  const int idx = live.add_source("scrape", false, true);
+  const std::string v1 = "engine=\"vllm\",endpoint=\"" + srv.url("/v1") + "\"";
+  auto scrape_until = [&](auto done) {
+    for (int i = 0; i < 100; ++i) {
+      Frame f(reg);
+      f.clear(1000 + i);
+      (void)src->sample(f);  // not ok while the page is refused (the last step)
+      live.publish(idx, f);
+      if (done()) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  };
+  scrape_until([&] { return value_of(reg, live, FieldId::kServingRequestsWaiting, v1) == 3; });
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingPrefixCacheHitRatio, v1), -1) << "one page: no increase yet";
+  // Hits +100 and +200, queries +400 and +600: 300 / 1,000.
+  srv.set("/v1", v1_page(1100, 8400, 700, 2600));
+  scrape_until([&] { return value_of(reg, live, FieldId::kServingPrefixCacheHitRatio, v1) >= 0; });
+  EXPECT_NEAR(value_of(reg, live, FieldId::kServingPrefixCacheHitRatio, v1), 0.3, 1e-12);
+  // Nothing looked up since: absent, not 0 and not the last ratio.
+  scrape_until([&] { return value_of(reg, live, FieldId::kServingPrefixCacheHitRatio, v1) < 0; });
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingPrefixCacheHitRatio, v1), -1);
+  // A counter below zero refuses the page, as any value no engine can mean.
+  srv.set("/v1", v1_page(-5, 8400, 700, 2600));
+  scrape_until([&] { return value_of(reg, live, FieldId::kServingRequestsWaiting, v1) < 0; });
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kAgentSourceDownReason,
+                            "source=\"scrape\",target=\"" + srv.url("/v1") + "\",reason=\"bad_values\""),
+                   1);
 }
 
 TEST(ServingTargets, AnEnginesModelIsItsInfoSeries) {
@@ -192,6 +298,8 @@ TEST(ServingPage, APageMapsAsAScrapeDoesWithEndpointAndPid) {
   EXPECT_DOUBLE_EQ(find(FieldId::kServingPreemptions, l), 53366);
   EXPECT_DOUBLE_EQ(find(FieldId::kServingTimeToFirstToken, l + ",le=\"7680.0\""), 200);
   EXPECT_DOUBLE_EQ(find(FieldId::kServingTimeToFirstToken, "count," + l), 200);
+  EXPECT_DOUBLE_EQ(find(FieldId::kServingRequestsWaitingByReason, l + ",reason=\"capacity\""), 110);
+  EXPECT_DOUBLE_EQ(find(FieldId::kServingPrefixCacheHitRatio, l), -1) << "one page holds no increase";
 }
 
 TEST(ServingPage, ValuesNoEngineCanMeanRefuseThePage) {
@@ -202,6 +310,17 @@ TEST(ServingPage, ValuesNoEngineCanMeanRefuseThePage) {
   EXPECT_NE(scrape::check_serving_value(FieldId::kServingRequestsWaiting, std::nan("")), "");
   EXPECT_NE(scrape::check_serving_value(FieldId::kServingPreemptions, 1e13), "");
   EXPECT_EQ(scrape::check_serving_value(FieldId::kGpuUtilization, -1), "") << "not a serving field";
+  EXPECT_EQ(scrape::check_serving_value(FieldId::kServingPrefixCacheHitRatio, 1.2),
+            "serving_prefix_cache_hit_ratio is 1.2, above 1 (a ratio)");
+  EXPECT_EQ(scrape::check_serving_value(FieldId::kServingPrefixCacheHitRatio, 8.5e6, CatalogTarget::Part::kDenominator),
+            "") << "a counter of the ratio is a count";
+  EXPECT_EQ(scrape::check_serving_value(FieldId::kServingPrefixCacheHitRatio, -5, CatalogTarget::Part::kNumerator),
+            "serving_prefix_cache_hit_ratio's hits counter is -5, negative");
+  EXPECT_NE(scrape::check_serving_value(FieldId::kServingBatchMaxTokens, std::nan("")), "");
+  auto nan = scrape::map_page("vllm:prefix_cache_queries_total{engine=\"0\"} NaN\n", "http://h:8000/metrics");
+  ASSERT_FALSE(nan.ok());
+  EXPECT_EQ(nan.status().message(),
+            "http://h:8000/metrics: serving_prefix_cache_hit_ratio's queries counter is nan, not a number an engine can mean");
   auto bad = scrape::map_page("vllm:kv_cache_usage_perc{engine=\"0\"} 1.7\n", "http://h:8000/metrics");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(), "http://h:8000/metrics: serving_kv_cache_usage_ratio is 1.7, above 1 (a ratio)");
