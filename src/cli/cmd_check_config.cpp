@@ -24,7 +24,8 @@ namespace gpulens::cli {
 namespace {
 
 // The history's memory bound at this interval and window
-// (History::budget_bytes): per series, every value at its worst case, and
+// (History::budget_bytes): per series, every value at its worst case (a
+// raw float: a chunk that XOR-codes worse turns raw), and
 // the record times all series share.
 std::string history_budget_line(const AgentConfig& c) {
   const auto records = static_cast<size_t>(std::max<int64_t>(1, c.history_ms / std::max<int64_t>(c.interval_ms, 1)));
@@ -36,7 +37,7 @@ std::string history_budget_line(const AgentConfig& c) {
     return std::string(buf);
   };
   return "# history: " + std::to_string(records) + " records (" + format_duration(c.history_ms) + " at " +
-         format_duration(c.interval_ms) + "): at most " + kib(per_series) + " a series (5.5 bytes a value), " +
+         format_duration(c.interval_ms) + "): at most " + kib(per_series) + " a series (4 bytes a value), " +
          kib(shared) + " of record times\n";
 }
 

@@ -90,7 +90,7 @@ struct AgentConfig {
   std::string listen = "127.0.0.1:9400";
   int64_t interval_ms = 1000;
   int64_t history_ms = 3600 * 1000;
-  int64_t outside_history_bytes = 128 << 20;  // history of pushed and scraped series (fit_series_budgets)
+  int64_t outside_history_bytes = 144 << 20;  // history of pushed and scraped series (fit_series_budgets)
   std::vector<std::string> sources = default_source_names();  // the registry's enabled_by_default
   bool dcgm_names = false;
   std::string dcgm_naming = "classic";  // classic or 4.9: the DCGM names written

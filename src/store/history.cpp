@@ -28,10 +28,11 @@ History::~History() = default;
 
 size_t History::budget_bytes(size_t series, size_t capacity) {
   const History shape(capacity);
-  const size_t words = (shape.chunk_ * kMaxBitsPerSample + 63) / 64 + 1;
+  const size_t words = (shape.chunk_ * kMaxBitsPerSample + XorChunk::kRawSlackBits + 63) / 64 + 1;
   const size_t per_chunk = sizeof(XorChunk) + words * sizeof(uint64_t);
-  const size_t per_series = sizeof(std::vector<XorChunk>) + shape.chunks_ * per_chunk + sizeof(double) +
-                            sizeof(int64_t) + sizeof(float) + sizeof(uint32_t);
+  // The open chunk's words grow by doubling: up to one chunk's words spare.
+  const size_t per_series = sizeof(std::vector<XorChunk>) + shape.chunks_ * per_chunk + words * sizeof(uint64_t) +
+                            sizeof(double) + sizeof(int64_t) + sizeof(float) + sizeof(uint32_t);
   return series * per_series + shape.capacity_ * sizeof(int64_t) + 2 * shape.chunks_ * sizeof(int64_t);
 }
 

@@ -13,10 +13,12 @@
 // times are kept once for all series (8 bytes a record). A reader decodes
 // only the chunks its time range touches.
 //
-// Memory bound: per series, at most kMaxBitsPerSample bits per record (5.5
-// bytes; a constant or absent series takes 1 bit, the simulator's scenarios
-// 1.7 bytes on average with everything counted: docs/PERFORMANCE.md), plus
-// 24 bytes per chunk; plus 8 bytes x capacity for the times.
+// Memory bound: per series, at most kMaxBitsPerSample bits per record (4
+// bytes: a chunk that XOR-codes worse than raw floats turns raw; a constant
+// or absent series takes 1 bit, the simulator's scenarios 1.7 bytes on
+// average with everything counted: docs/PERFORMANCE.md), plus 24 bytes and
+// XorChunk::kRawSlackBits per chunk and the open chunk's spare words; plus
+// 8 bytes x capacity for the times.
 // budget_bytes() gives the bound for a number of series. "Series" counts
 // those seen within the window: reclaim() frees the chunks and the registry
 // slot of every series
@@ -47,8 +49,9 @@ class XorChunk;  // store/xor_chunk.h
 
 class History {
  public:
-  // Worst case of one stored value (XorChunk: 12 bits of header and 32 of value).
-  static constexpr size_t kMaxBitsPerSample = 44;
+  // Worst case of one stored value: a chunk past 32 bits a value (and its
+  // slack) is stored raw (XorChunk).
+  static constexpr size_t kMaxBitsPerSample = 32;
 
   // `chunk_records` 0: about capacity / 30 (at least 1, at most 4096); at
   // most capacity and XorChunk::kMaxValues.

@@ -9,6 +9,13 @@
 // denormals, -0). Bits are packed most significant first into 64-bit words
 // and decoded a word at a time; a run of equal values is one countl_zero.
 //
+// A chunk never costs much more than the raw floats: the moment its bits
+// exceed 32 a value by more than kRawSlackBits (noise, or a pusher sending
+// random bit patterns, costs up to 44 bits a value XOR-coded), it is
+// rewritten as raw 32-bit values and stays raw. So a stored value costs at
+// most 4 bytes plus the chunk's share of 8 bytes of slack and its 24-byte
+// header: the bound the series budgets count.
+//
 //   XorChunk c;
 //   c.append(1.5f); c.append(1.5f);
 //   c.seal();                               // exact size once full
@@ -28,6 +35,11 @@ namespace gpulens {
 class XorChunk {
  public:
   static constexpr uint32_t kMaxValues = 65535;
+  // How far the XOR stream may run above 32 bits a value before the chunk
+  // turns raw: a first value alone costs 12 bits over, and a noisy stretch
+  // may be won back later. The most a chunk of n values holds is therefore
+  // 32 n + kRawSlackBits bits.
+  static constexpr uint32_t kRawSlackBits = 64;
 
   XorChunk() = default;
   XorChunk(XorChunk&& o) noexcept { take(o); }
@@ -49,6 +61,10 @@ class XorChunk {
     const uint32_t x = bits ^ prev_;
     prev_ = bits;
     ++count_;
+    if (lead_ == kRaw) {
+      put(bits, 32);
+      return;
+    }
     if (x == 0) {
       put(0, 1);
       return;
@@ -58,6 +74,7 @@ class XorChunk {
     if (lead_ != kNoWindow && lead >= lead_ && trail >= trail_) {
       const unsigned len = 32 - lead_ - trail_;
       put((uint64_t{0b10} << len) | (x >> trail_), 2 + len);
+      if (bits_ > uint64_t{32} * count_ + kRawSlackBits) to_raw();
       return;
     }
     const unsigned len = 32 - lead - trail;  // 1..32
@@ -65,6 +82,7 @@ class XorChunk {
     put((head << len) | (x >> trail), 12 + len);
     lead_ = static_cast<uint8_t>(lead);
     trail_ = static_cast<uint8_t>(trail);
+    if (bits_ > uint64_t{32} * count_ + kRawSlackBits) to_raw();
   }
 
   // Frees the spare words (call when no more appends come).
@@ -74,6 +92,12 @@ class XorChunk {
   // visit that stores into an array makes this a tight decode loop.
   template <typename Visit>
   void decode(Visit&& visit) const {
+    if (lead_ == kRaw) {  // two values a word, the first in the high half
+      for (uint32_t i = 0; i < count_; ++i) {
+        visit(i, std::bit_cast<float>(static_cast<uint32_t>(words_[i >> 1] >> ((i & 1) ? 0 : 32))));
+      }
+      return;
+    }
     uint32_t p = 0;
     unsigned lead = 0, trail = 0;
     uint64_t pos = 0;
@@ -110,10 +134,25 @@ class XorChunk {
 
   uint32_t size() const { return count_; }
   uint64_t bits() const { return bits_; }
+  bool raw() const { return lead_ == kRaw; }
   size_t memory_bytes() const { return size_t{cap_} * sizeof(uint64_t); }
 
  private:
   static constexpr uint8_t kNoWindow = 0xff;
+  static constexpr uint8_t kRaw = 0xfe;  // in lead_: the values are stored raw
+
+  // Rewrites the values so far as raw 32-bit words, in place (raw takes
+  // fewer bits than the XOR stream it replaces, so the words suffice).
+  void to_raw() {
+    uint32_t* values = static_cast<uint32_t*>(std::malloc(size_t{count_} * sizeof(uint32_t)));
+    if (values == nullptr) throw std::bad_alloc();
+    decode([&](uint32_t i, float v) { values[i] = std::bit_cast<uint32_t>(v); });
+    for (uint32_t w = 0; w < cap_; ++w) words_[w] = 0;
+    bits_ = 0;
+    for (uint32_t i = 0; i < count_; ++i) put(values[i], 32);
+    std::free(values);
+    lead_ = kRaw;
+  }
 
   uint32_t words() const { return (bits_ + 63) / 64; }
 

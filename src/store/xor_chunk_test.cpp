@@ -122,6 +122,63 @@ TEST(XorChunk, LongRunsOfEqualValuesBetweenChanges) {
   EXPECT_EQ(round_trip(in, true), bits_of(in));
 }
 
+TEST(XorChunk, RandomBitPatternsNeverCostMoreThanRawFloats) {
+  // A pusher sending random bit patterns: XOR-coded they would take up to 44
+  // bits a value; the chunk turns raw, and after every append it holds at
+  // most 32 bits a value plus the slack. The round trip stays exact, also
+  // for the values appended after the switch.
+  std::mt19937 rng(7);
+  std::vector<float> in;
+  XorChunk c;
+  for (int i = 0; i < 3000; ++i) {
+    in.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+    c.append(in.back());
+    ASSERT_LE(c.bits(), 32u * c.size() + XorChunk::kRawSlackBits) << "after value " << i;
+  }
+  EXPECT_TRUE(c.raw());
+  EXPECT_EQ(c.bits(), 32u * 3000);
+  EXPECT_EQ(round_trip(in, true), bits_of(in));
+  EXPECT_EQ(round_trip(in, false), bits_of(in));
+}
+
+TEST(XorChunk, CompressibleChunksStayXorCoded) {
+  // A first value with every bit meaningful costs 12 bits over raw: not a
+  // reason to give up on the chunk. Ratios, integers and constant runs stay
+  // XOR-coded and under 32 bits a value.
+  for (const std::vector<float>& in : {std::vector<float>{0.5734f, 0.5734f, 0.5811f, 0.5734f},
+                                       std::vector<float>(500, 0.1234567f)}) {
+    XorChunk c;
+    for (float v : in) c.append(v);
+    EXPECT_FALSE(c.raw());
+    EXPECT_EQ(round_trip(in, true), bits_of(in));
+  }
+  std::vector<float> counts;
+  for (int i = 0; i < 600; ++i) counts.push_back(static_cast<float>(1000 + i / 7));
+  XorChunk c;
+  for (float v : counts) c.append(v);
+  EXPECT_FALSE(c.raw());
+  EXPECT_LT(c.bits(), 32u * counts.size() / 2);
+}
+
+TEST(XorChunk, TurnsRawMidChunkAndKeepsEveryValue) {
+  // Constant, then random, then constant again: the switch happens in the
+  // random stretch and the values before it are rewritten raw, bit-exact.
+  std::mt19937 rng(11);
+  std::vector<float> in(10, 3.0f);
+  for (int i = 0; i < 200; ++i) in.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+  for (int i = 0; i < 100; ++i) in.push_back(-0.0f);
+  XorChunk c;
+  bool switched_at_random = false;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const bool was_raw = c.raw();
+    c.append(in[i]);
+    if (!was_raw && c.raw()) switched_at_random = i >= 10 && i < 210;
+  }
+  EXPECT_TRUE(c.raw());
+  EXPECT_TRUE(switched_at_random);
+  EXPECT_EQ(round_trip(in, true), bits_of(in));
+}
+
 TEST(XorChunk, EmptyDecodesNothing) {
   XorChunk c;
   size_t n = 0;
