@@ -12,7 +12,6 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string body(reinterpret_cast<const char*>(data), size);
   std::vector<gpulens::diagnose::RawSeries> out;
-  simdjson::ondemand::parser parser;
-  (void)gpulens::diagnose::parse_matrix("fuzz query", body, out, 241, parser);
+  (void)gpulens::diagnose::parse_matrix("fuzz query", body, out, 241);
   return 0;
 }

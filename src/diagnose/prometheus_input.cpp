@@ -67,11 +67,9 @@ double parse_value(std::string_view s) {
 // Parses a query_range answer. `what` names the server and query in errors.
 // `expect_points`: the points a series of the window has at most, reserved up
 // front up to kReservePoints (a sparse series on a long range must not cost
-// the whole range's worth). `parser` is reused from answer to answer: a new
-// one allocates (and the kernel zero-fills) an index four times the body's
-// size for every answer, which was a third of a fleet diagnosis' CPU.
-Status parse_matrix(std::string_view what, std::string& body, std::vector<RawSeries>& out, size_t expect_points,
-                    simdjson::ondemand::parser& parser) {
+// the whole range's worth).
+Status parse_matrix(std::string_view what, std::string& body, std::vector<RawSeries>& out, size_t expect_points) {
+  simdjson::ondemand::parser parser;
   body.reserve(body.size() + simdjson::SIMDJSON_PADDING);
   try {
     simdjson::ondemand::document doc = parser.iterate(body.data(), body.size(), body.capacity());
@@ -317,7 +315,6 @@ Status fetch_families(const PrometheusQuery& q, const QueryClient& client, const
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   auto worker = [&] {
-    simdjson::ondemand::parser parser;
     std::vector<RawSeries> got;
     std::vector<LabelPair> views;
     for (size_t i = next++; i < w.wanted.size() && !failed; i = next++) {
@@ -347,7 +344,7 @@ Status fetch_families(const PrometheusQuery& q, const QueryClient& client, const
                          resp->body.substr(0, 300));
       } else {
         got.clear();
-        st = parse_matrix("prometheus " + w.base + " query " + name, resp->body, got, w.expect_points, parser);
+        st = parse_matrix("prometheus " + w.base + " query " + name, resp->body, got, w.expect_points);
       }
       std::unique_lock lock(mu);
       if (!st) {

@@ -893,9 +893,6 @@ Result<HttpResponse> exchange(Conn& conn, std::string_view req, std::string_view
       n = n * 10 + static_cast<size_t>(c - '0');
     }
     if (n > max) return io_error(too_big);
-    // Room for the whole body at once, and 64 bytes behind it: the JSON
-    // parsers want that padding, and without it they copy the body to add it.
-    buf.reserve(n + 64);
     while (buf.size() < n) {
       Result<bool> more = conn.recv_some(buf);
       if (!more) return more.status();
