@@ -169,6 +169,9 @@ class HttpServer {
   HttpServerStats stats() const;
 
  private:
+  // The event loop, in pieces (accept, read, route, write, expire); the
+  // rules it applies are in conn_policy.h.
+  class Loop;
   void run();
 
   HttpServerOptions options_;
