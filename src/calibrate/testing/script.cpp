@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "util/script_tokens.h"
+#include "util/fake_script.h"
 
 namespace gpulens::fake_cuda {
 using script::split_kv;

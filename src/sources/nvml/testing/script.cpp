@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "util/script_tokens.h"
+#include "util/fake_script.h"
 
 namespace gpulens::fake {
 using script::split_kv;
