@@ -9,9 +9,9 @@
 #   bench/scrape_cost.sh [GPULENS] [SECONDS]     # defaults: build/release/gpulens 20
 #
 # Prints CPU % of one core and CPU microseconds per 1000 scraped samples for
-# each process (nanoseconds on CPU from /proc/PID/task/*/schedstat, summed
-# over its threads, over the window after a 3 s warm-up). Needs prometheus,
-# prometheus-node-exporter, python3, curl.
+# each process (nanoseconds on CPU summed over its threads, cpu_ns of
+# tests/integration/lib/stack.sh, over the window after a 3 s warm-up).
+# Needs prometheus, prometheus-node-exporter, python3, curl.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GPULENS=${1:-$ROOT/build/release/gpulens}
@@ -58,16 +58,15 @@ PID[prometheus]=${STACK_PIDS[-1]}
 
 samples() { curl -fs "$1" | grep -vc '^#' || true; }
 n_dcgm=$(samples "$DCGM") n_node=$(samples "$NE") n_vllm=$(samples "$VLLM") n_base=$(samples "$BASE")
-ticks() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'; }
 sleep 3
 declare -A T0
-for k in "${!PID[@]}"; do T0[$k]=$(ticks "${PID[$k]}"); done
+for k in "${!PID[@]}"; do T0[$k]=$(cpu_ns "${PID[$k]}"); done
 t0=$(date +%s.%N)
 sleep "$WINDOW"
 t1=$(date +%s.%N)
 hz=1000000000
 declare -A CPU
-for k in "${!PID[@]}"; do CPU[$k]=$(( $(ticks "${PID[$k]}") - T0[$k] )); done
+for k in "${!PID[@]}"; do CPU[$k]=$(( $(cpu_ns "${PID[$k]}") - T0[$k] )); done
 
 python3 - "$hz" "$t0" "$t1" "$n_dcgm" "$n_node" "$n_vllm" "$n_base" \
   "${CPU[all]}" "${CPU[dcgm]}" "${CPU[node]}" "${CPU[vllm]}" "${CPU[baseline]}" "${CPU[prometheus]}" <<'PY'

@@ -13,10 +13,10 @@
 #   bench/serving_cost.sh [GPULENS] [SECONDS]     # defaults: build/release/gpulens 60
 #
 # Prints, over the window after a 5 s warm-up, CPU % of one core of each
-# process (nanoseconds on CPU from /proc/PID/task/*/schedstat, summed over its
-# threads) and the cost per engine: (agent with the engines - agent without)
-# / 4, and Prometheus' / 4. Needs prometheus, prometheus-node-exporter,
-# python3, curl.
+# process (nanoseconds on CPU summed over its threads, cpu_ns of
+# tests/integration/lib/stack.sh) and the cost per engine: (agent with the
+# engines - agent without) / 4, and Prometheus' / 4. Needs prometheus,
+# prometheus-node-exporter, python3, curl.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GPULENS=${1:-$ROOT/build/release/gpulens}
@@ -83,15 +83,14 @@ PID[prometheus]=${STACK_PIDS[-1]}
 
 samples=0
 for u in "${ENGINES[@]}"; do samples=$((samples + $(curl -fs "$u" | grep -vc '^#' || true))); done
-ticks() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'; }
 sleep 5
 declare -A T0
-for k in "${!PID[@]}"; do T0[$k]=$(ticks "${PID[$k]}"); done
+for k in "${!PID[@]}"; do T0[$k]=$(cpu_ns "${PID[$k]}"); done
 t0=$(date +%s.%N)
 sleep "$WINDOW"
 t1=$(date +%s.%N)
 declare -A CPU
-for k in "${!PID[@]}"; do CPU[$k]=$(( $(ticks "${PID[$k]}") - T0[$k] )); done
+for k in "${!PID[@]}"; do CPU[$k]=$(( $(cpu_ns "${PID[$k]}") - T0[$k] )); done
 # Each target up in the engines' agent (a target down would cost nothing).
 curl -fs "http://127.0.0.1:${PORT[engines]}/metrics" >"$STACK/engines.prom" || true
 up=$(grep -c '^gpulens_source_up{source="scrape",target=.*} 1' "$STACK/engines.prom" || true)

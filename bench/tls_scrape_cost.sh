@@ -3,9 +3,9 @@
 # with basic auth, in one run against one agent each (same scenario, same
 # machine, interleaved), as Prometheus scrapes: one kept-alive connection.
 # Also TLS with a new connection (a full handshake) per scrape. CPU is the
-# agent's utime+stime from /proc/PID/stat over the scrapes, minus the same
-# agent's idle CPU over the same wall time measured just before (CPU from
-# the threads' schedstat, in nanoseconds).
+# agent's CPU time over the scrapes (its threads' schedstat, in nanoseconds),
+# minus the same agent's idle CPU over the same wall time measured just
+# before.
 #
 #   bench/tls_scrape_cost.sh build/release/gpulens [SCRAPES]   # default 5000 (500 with handshakes)
 # The first round's basic-auth case includes the one bcrypt run (cost 10)
@@ -13,6 +13,8 @@
 # ENCODING=gzip sends "Accept-Encoding: gzip" with every scrape, as
 # Prometheus does (the agent answers from its cached gzip page).
 set -euo pipefail
+# cpu_ns PID: CPU time in nanoseconds, summed over the agent's threads.
+source "$(dirname "$(realpath "$0")")/../tests/integration/lib/stack.sh"
 GPULENS=$(realpath "$1")
 N=${2:-5000}            # scrapes per kept-alive case
 H=$((N / 10))           # scrapes with a handshake each
@@ -32,10 +34,6 @@ start() {  # port args...
   pids+=($!)
   echo $!
 }
-# CPU time in nanoseconds, summed over the agent's threads (schedstat's
-# first field): /proc/PID/stat's ticks are 10 ms, too coarse for a few
-# thousand scrapes of a cached page.
-ticks() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%d\n", s}'; }
 hz=1000000000
 p1=$(port); p2=$(port); p3=$(port)
 a1=$(start "$p1"); a2=$(start "$p2" --web-config-file tls.yml); a3=$(start "$p3" --web-config-file auth.yml)
@@ -51,12 +49,12 @@ urls "https://localhost:$p3/metrics" >auth.txt
 measure() {  # name pid command...
   local name=$1 pid=$2; shift 2
   local idle0 idle1 t0 t1 w0 w1
-  idle0=$(ticks "$pid"); w0=$(date +%s.%N); sleep 2; idle1=$(ticks "$pid"); w1=$(date +%s.%N)
+  idle0=$(cpu_ns "$pid"); w0=$(date +%s.%N); sleep 2; idle1=$(cpu_ns "$pid"); w1=$(date +%s.%N)
   local idle_rate
   idle_rate=$(echo "($idle1 - $idle0) / ($w1 - $w0)" | bc -l)
-  t0=$(ticks "$pid"); w0=$(date +%s.%N)
+  t0=$(cpu_ns "$pid"); w0=$(date +%s.%N)
   "$@"
-  t1=$(ticks "$pid"); w1=$(date +%s.%N)
+  t1=$(cpu_ns "$pid"); w1=$(date +%s.%N)
   echo "$N $t0 $t1 $w0 $w1 $idle_rate $hz" | awk -v name="$name" '{
     cpu = ($3 - $2) / $7 - $6 / $7 * ($5 - $4);
     printf "%-28s %5d scrapes  %6.2f s wall  agent CPU %6.3f s  %7.1f us/scrape  %6.0f scrapes per CPU second\n",

@@ -15,6 +15,7 @@
 
 #include "model/label_rules.h"
 #include "model/selection.h"
+#include "model/series.h"
 #include "server/web_security.h"
 #include "sources/registry.h"
 #include "sources/sim/scenario.h"
@@ -289,7 +290,7 @@ std::string yaml_value(const std::string& v, KeyType type) {
   const bool url_or_listen = type == KeyType::kUrl || type == KeyType::kListen;
   if (plain || (url_or_listen && !v.empty() && v.find_first_of("#{}[],\"' ") == std::string::npos)) return v;
   std::string q = "\"";
-  for (char ch : v) q += (ch == '"' || ch == '\\') ? std::string("\\") + ch : std::string(1, ch);
+  append_escaped(q, v);  // YAML's double-quoted escapes \\, \" and \n are the exposition's
   return q + "\"";
 }
 

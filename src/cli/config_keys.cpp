@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "cli/config.h"
+#include "model/series.h"
 #include "sources/registry.h"
 #include "util/duration.h"
 
@@ -123,9 +124,9 @@ ConfigKey key(std::string name, KeyType type, Accessor field, std::string help, 
           } else if constexpr (std::is_same_v<T, Headers>) {
             std::string out;
             for (const auto& [hname, val] : v) {
-              std::string q;
-              for (char ch : val) q += (ch == '"' || ch == '\\') ? std::string("\\") + ch : std::string(1, ch);
-              out += (out.empty() ? "" : ", ") + hname + ": \"" + q + "\"";
+              out += (out.empty() ? "" : ", ") + hname + ": \"";
+              append_escaped(out, val);
+              out += '"';
             }
             return "{" + out + "}";
           } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {

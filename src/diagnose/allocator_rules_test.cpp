@@ -9,6 +9,7 @@
 
 #include "diagnose/engine.h"
 #include "diagnose/mapping.h"
+#include "diagnose/testing/series.h"
 
 namespace gpulens::diagnose {
 namespace {
@@ -16,11 +17,7 @@ namespace {
 constexpr int kPoints = 61;  // 15 s x 61 = 15 min
 constexpr int64_t kStep = 15'000;
 
-Series flat(double v) {
-  Series s;
-  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, v});
-  return s;
-}
+Series flat(double v) { return testing::flat(v, kPoints, kStep); }
 Series counter(double per_step) {
   Series s;
   for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, per_step * i});

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "diagnose/report.h"
+#include "diagnose/testing/series.h"
 
 namespace gpulens::diagnose {
 namespace {
@@ -13,16 +14,8 @@ namespace {
 constexpr int kPoints = 61;        // 15 s x 61 = 15 min
 constexpr int64_t kStep = 15'000;
 
-Series flat(double v) {
-  Series s;
-  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, v});
-  return s;
-}
-Series steps(double before, double after, int at) {
-  Series s;
-  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, i < at ? before : after});
-  return s;
-}
+Series flat(double v) { return testing::flat(v, kPoints, kStep); }
+Series steps(double before, double after, int at) { return testing::steps(before, after, at, kPoints, kStep); }
 
 // A healthy busy H100 on a quiet host.
 GpuSignals healthy_gpu(const std::string& index) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "diagnose/report.h"
+#include "diagnose/testing/series.h"
 
 namespace gpulens::diagnose {
 namespace {
@@ -12,16 +13,8 @@ namespace {
 constexpr int kPoints = 61;  // 15 s x 61 = 15 min
 constexpr int64_t kStep = 15'000;
 
-Series flat(double v) {
-  Series s;
-  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, v});
-  return s;
-}
-Series steps(double before, double after, int at) {
-  Series s;
-  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, i < at ? before : after});
-  return s;
-}
+Series flat(double v) { return testing::flat(v, kPoints, kStep); }
+Series steps(double before, double after, int at) { return testing::steps(before, after, at, kPoints, kStep); }
 
 GpuSignals busy_gpu(const std::string& index) {
   GpuSignals g;

@@ -10,6 +10,7 @@
 #include "diagnose/mapping.h"
 #include "diagnose/report.h"
 #include "diagnose/report_parse.h"
+#include "diagnose/testing/series.h"
 
 namespace gpulens::diagnose {
 namespace {
@@ -18,16 +19,8 @@ constexpr int kPoints = 81;  // 15 s x 81 = 20 min
 constexpr int64_t kStep = 15'000;
 constexpr int kFault = 8;    // the point where a GPU fails (2 min in)
 
-Series flat(double v) {
-  Series s;
-  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, v});
-  return s;
-}
-Series steps(double before, double after, int at) {
-  Series s;
-  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, i < at ? before : after});
-  return s;
-}
+Series flat(double v) { return testing::flat(v, kPoints, kStep); }
+Series steps(double before, double after, int at) { return testing::steps(before, after, at, kPoints, kStep); }
 
 GpuSignals busy_gpu(const std::string& index, const std::string& job = "", const std::string& source = "") {
   GpuSignals g;

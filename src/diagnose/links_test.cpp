@@ -6,6 +6,7 @@
 #include "diagnose/engine.h"
 #include "diagnose/mapping.h"
 #include "diagnose/report.h"
+#include "diagnose/testing/series.h"
 
 namespace gpulens::diagnose {
 namespace {
@@ -13,16 +14,8 @@ namespace {
 constexpr int kPoints = 61;  // 15 min at 15 s
 constexpr int64_t kStep = 15'000;
 
-Series flat(double v) {
-  Series s;
-  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, v});
-  return s;
-}
-Series counter(double rate) {
-  Series s;
-  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, rate * static_cast<double>(i * kStep) / 1000.0});
-  return s;
-}
+Series flat(double v) { return testing::flat(v, kPoints, kStep); }
+Series counter(double rate) { return testing::ramp(rate, kPoints, kStep); }
 
 // A busy-looking GPU whose SMs wait (the shape of a communication-bound job).
 void add_gpu(SignalSetBuilder& b) {

@@ -19,6 +19,7 @@
 
 #include "diagnose/mapping.h"
 #include "diagnose/openmetrics_parser.h"
+#include "model/series.h"
 #include "util/http_client.h"
 
 namespace gpulens::diagnose {
@@ -279,14 +280,11 @@ std::string regex_quote(std::string_view s) {
   return out;
 }
 
-// A PromQL double-quoted string literal's contents.
+// A PromQL double-quoted string literal's contents: a label value's
+// escaping (\\, \", \n) is PromQL's too.
 std::string promql_quote(std::string_view s) {
   std::string out;
-  for (const char c : s) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') { out += "\\n"; continue; }
-    out += c;
-  }
+  append_escaped(out, s);
   return out;
 }
 

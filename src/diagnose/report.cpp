@@ -26,6 +26,25 @@ void json_number(std::string& out, double v) {
   out += b;
 }
 
+// [item,item,...]: each item written by `write(o, item)`. The report's
+// arrays all have this shape.
+template <typename Items, typename Write>
+void report_json_array(std::string& o, const Items& items, Write write) {
+  o += '[';
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) o += ',';
+    first = false;
+    write(o, item);
+  }
+  o += ']';
+}
+
+// An array of strings.
+void report_json_strings(std::string& o, const std::vector<std::string>& items) {
+  report_json_array(o, items, [](std::string& out, const std::string& s) { json_string(out, s); });
+}
+
 // ,"profile":{...}: the capture attached to a finding (docs/diagnose.md).
 void profile_json(std::string& o, const ProfileSummary& p) {
   o += ",\"profile\":{\"state\":";
@@ -42,16 +61,15 @@ void profile_json(std::string& o, const ProfileSummary& p) {
   o += ",\"of\":";
   if (p.of.empty()) o += "null";
   else json_string(o, p.of);
-  o += ",\"top\":[";
-  for (size_t i = 0; i < p.top.size(); ++i) {
-    if (i) o += ',';
-    o += "{\"name\":";
-    json_string(o, p.top[i].name);
-    o += ",\"share\":";
-    json_number(o, p.top[i].share);
-    o += '}';
-  }
-  o += "],\"dataloader_wait_share\":";
+  o += ",\"top\":";
+  report_json_array(o, p.top, [](std::string& out, const auto& t) {
+    out += "{\"name\":";
+    json_string(out, t.name);
+    out += ",\"share\":";
+    json_number(out, t.share);
+    out += '}';
+  });
+  o += ",\"dataloader_wait_share\":";
   if (p.dataloader_wait < 0) o += "null";
   else json_number(o, p.dataloader_wait);
   o += ",\"device_sync_share\":";
@@ -199,21 +217,17 @@ std::string report_json(const Report& r) {
       json_number(o, hours(gpu.waste_gpu_seconds));
       o += ",\"covered_seconds\":";
       json_number(o, static_cast<double>(gpu.covered_ms) / 1000.0);
-      o += ",\"not_assessed\":[";
-      for (size_t n = 0; n < gpu.not_assessed.size(); ++n) {
-        if (n) o += ',';
-        o += "{\"cause\":";
-        json_string(o, gpu.not_assessed[n].cause);
-        o += ",\"reason\":";
-        json_string(o, gpu.not_assessed[n].reason);
-        o += '}';
-      }
-      o += "],\"notes\":[";
-      for (size_t n = 0; n < gpu.notes.size(); ++n) {
-        if (n) o += ',';
-        json_string(o, gpu.notes[n]);
-      }
-      o += "]}";
+      o += ",\"not_assessed\":";
+      report_json_array(o, gpu.not_assessed, [](std::string& out, const auto& na) {
+        out += "{\"cause\":";
+        json_string(out, na.cause);
+        out += ",\"reason\":";
+        json_string(out, na.reason);
+        out += '}';
+      });
+      o += ",\"notes\":";
+      report_json_strings(o, gpu.notes);
+      o += '}';
     }
     o += "],\"simulated\":";
     if (host.simulated) {
@@ -232,12 +246,9 @@ std::string report_json(const Report& r) {
     json_string(o, job.job);
     o += ",\"source\":";
     json_string(o, job.source);
-    o += ",\"gpus\":[";
-    for (size_t g = 0; g < job.gpus.size(); ++g) {
-      if (g) o += ',';
-      json_string(o, job.gpus[g]);
-    }
-    o += "],\"hosts\":";
+    o += ",\"gpus\":";
+    report_json_strings(o, job.gpus);
+    o += ",\"hosts\":";
     json_number(o, static_cast<double>(job.hosts));
     o += ",\"root\":";
     if (!job.has_root) {
@@ -273,12 +284,9 @@ std::string report_json(const Report& r) {
     }
     o += ",\"waste_gpu_hours\":";
     json_number(o, hours(job.waste_gpu_seconds));
-    o += ",\"notes\":[";
-    for (size_t n = 0; n < job.notes.size(); ++n) {
-      if (n) o += ',';
-      json_string(o, job.notes[n]);
-    }
-    o += "]}";
+    o += ",\"notes\":";
+    report_json_strings(o, job.notes);
+    o += '}';
   }
   o += "],\"simulated\":";
   o += r.simulated() ? "true" : "false";
@@ -330,19 +338,13 @@ std::string report_json(const Report& r) {
     json_number(o, static_cast<double>(c.gpus));
     o += ",\"hosts_affected\":";
     json_number(o, static_cast<double>(c.hosts.size()));
-    o += ",\"hosts\":[";
-    for (size_t h = 0; h < c.hosts.size(); ++h) {
-      if (h) o += ',';
-      json_string(o, c.hosts[h]);
-    }
-    o += "]}";
+    o += ",\"hosts\":";
+    report_json_strings(o, c.hosts);
+    o += '}';
   }
-  o += "]},\"warnings\":[";
-  for (size_t i = 0; i < r.input_warnings.size(); ++i) {
-    if (i) o += ',';
-    json_string(o, r.input_warnings[i]);
-  }
-  o += "]}\n";
+  o += "]},\"warnings\":";
+  report_json_strings(o, r.input_warnings);
+  o += "}\n";
   return o;
 }
 

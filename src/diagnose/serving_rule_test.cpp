@@ -8,6 +8,7 @@
 #include "diagnose/engine.h"
 #include "diagnose/report.h"
 #include "diagnose/rules.h"
+#include "diagnose/testing/series.h"
 
 namespace gpulens::diagnose {
 namespace {
@@ -16,16 +17,8 @@ constexpr int kPoints = 61;  // 15 s x 61 = 15 min
 constexpr int64_t kStep = 15'000;
 constexpr int kIncident = 20;  // the incident starts here (10 min before the end)
 
-Series flat(double v) {
-  Series s;
-  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, v});
-  return s;
-}
-Series steps(double before, double after) {
-  Series s;
-  for (int i = 0; i < kPoints; ++i) s.push_back({i * kStep, i < kIncident ? before : after});
-  return s;
-}
+Series flat(double v) { return testing::flat(v, kPoints, kStep); }
+Series steps(double before, double after) { return testing::steps(before, after, kIncident, kPoints, kStep); }
 // Flat, then growing by `per_point` each point from the incident on.
 Series growing(double before, double per_point) {
   Series s;

@@ -226,7 +226,8 @@ struct HistogramPart {
 };
 HistogramPart histogram_part(std::string_view extra_or_labels);
 
-// Appends `value` escaped for a label value (\\, \", \n).
+// Appends `value` escaped for a label value (\\, \", \n): also a PromQL
+// string's and a YAML double-quoted scalar's escaping, used for both.
 void append_escaped(std::string& out, std::string_view value);
 // `name="value"` with the value escaped; join several with ','.
 std::string label(std::string_view name, std::string_view value);

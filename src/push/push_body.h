@@ -68,7 +68,4 @@ struct OtlpResult {
 // process.pid -> process_pid); the caller decides what they mean.
 Result<OtlpResult> parse_otlp_json(std::string_view body, const PushLimits& limits);
 
-// Decodes RFC 4648 section 5 base64 (URL-safe), padding optional.
-Result<std::string> decode_base64url(std::string_view in);
-
 }  // namespace gpulens::push

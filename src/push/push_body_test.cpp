@@ -167,13 +167,5 @@ TEST(PushOtlp, BadJsonNamesWhere) {
   EXPECT_NE(delta->rejected_message.find("delta sums are not accepted"), std::string::npos);
 }
 
-TEST(PushBase64, UrlSafeWithOrWithoutPadding) {
-  EXPECT_EQ(*decode_base64url("L3Zhci90bXA"), "/var/tmp");
-  EXPECT_EQ(*decode_base64url("L3Zhci90bXA="), "/var/tmp");
-  EXPECT_EQ(*decode_base64url("_-8"), "\xff\xef");
-  EXPECT_EQ(*decode_base64url("="), "");
-  EXPECT_FALSE(decode_base64url("A").ok());
-}
-
 }  // namespace
 }  // namespace gpulens::push

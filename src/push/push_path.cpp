@@ -1,7 +1,9 @@
-// The Pushgateway grouping key in the URL path, and URL-safe base64.
+// The Pushgateway grouping key in the URL path (@base64 segments decoded by
+// util/base64).
 #include <cctype>
 
 #include "push/push_body.h"
+#include "util/base64.h"
 
 namespace gpulens::push {
 namespace {
@@ -40,30 +42,6 @@ Result<std::string> percent_decode(std::string_view s) {
 
 }  // namespace
 
-Result<std::string> decode_base64url(std::string_view in) {
-  while (!in.empty() && in.back() == '=') in.remove_suffix(1);
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v;
-    if (c >= 'A' && c <= 'Z') v = c - 'A';
-    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') v = c - '0' + 52;
-    else if (c == '-' || c == '+') v = 62;  // '+' and '/' too: clients that send standard base64
-    else if (c == '_' || c == '/') v = 63;
-    else return invalid_argument(std::string("invalid base64 character '") + c + "'");
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xff);
-    }
-  }
-  if (bits >= 6) return invalid_argument("truncated base64 value");
-  return out;
-}
-
 Result<Labels> parse_group_path(std::string_view path, const PushLimits& limits) {
   constexpr std::string_view kPrefix = "/metrics/";
   if (!path.starts_with(kPrefix)) return invalid_argument("push path must start with /metrics/job/<job>");
@@ -92,7 +70,7 @@ Result<Labels> parse_group_path(std::string_view path, const PushLimits& limits)
     if (i == 0 && name != "job") return invalid_argument("push path must start with /metrics/job/<job>");
     if (!valid_label_name(name)) return invalid_argument(where + ": invalid label name \"" + name + "\"");
     if (name.starts_with("__")) return invalid_argument(where + ": label name \"" + name + "\" is reserved");
-    Result<std::string> value = b64 ? decode_base64url(parts[i + 1]) : percent_decode(parts[i + 1]);
+    Result<std::string> value = b64 ? base64url_decode(parts[i + 1]) : percent_decode(parts[i + 1]);
     if (!value) return invalid_argument(where + ": label " + name + ": " + value.status().message());
     if (name == "job" && value->empty()) return invalid_argument("push path: job name is empty");
     if (!b64 && value->empty()) {

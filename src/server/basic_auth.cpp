@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "server/bcrypt.h"
+#include "util/base64.h"
 
 namespace gpulens {
 namespace {
@@ -27,19 +28,6 @@ constexpr int kChecksPerUser = 2;  // one running, one waiting
 // exporter-toolkit's hash of "fakepassword"; its cost digits are replaced by
 // the highest configured cost (stand_in_hash).
 constexpr std::string_view kFakeHash = "$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi";
-
-bool decode_base64(std::string_view in, std::string& out) {
-  if (in.empty() || in.size() % 4 != 0 || in.size() > 8192) return false;
-  out.assign(in.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-  if (n < 0) return false;
-  size_t pad = 0;
-  if (in.back() == '=') ++pad;
-  if (in.size() >= 2 && in[in.size() - 2] == '=') ++pad;
-  out.resize(static_cast<size_t>(n) - pad);
-  return true;
-}
 
 void remember(std::unordered_set<std::string>& set, std::deque<std::string>& order, size_t cap, const std::string& key) {
   if (!set.insert(key).second) return;
@@ -77,12 +65,13 @@ bool parse_basic_credentials(std::string_view a, std::string& user, std::string&
   a.remove_prefix(6);
   while (!a.empty() && a.front() == ' ') a.remove_prefix(1);
   while (!a.empty() && a.back() == ' ') a.remove_suffix(1);
-  std::string decoded;
-  if (!decode_base64(a, decoded)) return false;
-  const size_t colon = decoded.find(':');
+  if (a.empty() || a.size() > 8192) return false;  // no credentials, or kilobytes that are none
+  const Result<std::string> decoded = base64_decode(a);
+  if (!decoded) return false;
+  const size_t colon = decoded->find(':');
   if (colon == std::string::npos) return false;
-  user = decoded.substr(0, colon);
-  password = decoded.substr(colon + 1);
+  user = decoded->substr(0, colon);
+  password = decoded->substr(colon + 1);
   return true;
 }
 

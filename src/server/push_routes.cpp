@@ -1,8 +1,7 @@
 // Push routes: token, content negotiation, gzip, then the store.
 #include "server/push_routes.h"
 
-#include <zlib.h>
-
+#include "util/gunzip.h"
 #include "util/json.h"
 
 namespace gpulens {
@@ -45,46 +44,6 @@ bool push_token_ok(const push::PushStore& store, std::string_view auth, std::str
     return false;
   }
   return true;
-}
-
-Status gunzip_bounded(std::string_view in, std::string& out, size_t limit) {
-  z_stream z{};
-  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return internal_error("zlib init failed");
-  out.clear();
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  char buf[16384];
-  int rc = Z_OK;
-  // A gzip file may hold several members one after the other (RFC 1952
-  // 2.2, `cat a.gz b.gz`): each is inflated in turn.
-  for (;;) {
-    if (rc == Z_STREAM_END) {
-      if (z.avail_in == 0) break;
-      if (inflateReset(&z) != Z_OK) {
-        inflateEnd(&z);
-        return internal_error("zlib reset failed");
-      }
-      rc = Z_OK;
-    }
-    z.next_out = reinterpret_cast<Bytef*>(buf);
-    z.avail_out = sizeof buf;
-    rc = inflate(&z, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) {
-      inflateEnd(&z);
-      return invalid_argument("gzip body is corrupt");
-    }
-    out.append(buf, sizeof buf - z.avail_out);
-    if (out.size() > limit) {
-      inflateEnd(&z);
-      return invalid_argument("gzip body inflates beyond " + std::to_string(limit) + " bytes (push.max_body_bytes)");
-    }
-    if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
-      inflateEnd(&z);
-      return invalid_argument("gzip body is truncated");
-    }
-  }
-  inflateEnd(&z);
-  return Status::ok();
 }
 
 std::optional<size_t> push_body_limit(const push::PushStore* store, std::string_view method, std::string_view path) {
@@ -140,8 +99,15 @@ bool handle_push_route(push::PushStore* store, const ServerRequest& req, ServerR
       return answer(415, "unsupported", "Content-Encoding " + std::string(req.content_encoding.substr(0, 32)) +
                                             " is not supported (gzip or none)");
     }
-    if (Status s = gunzip_bounded(body, inflated, store->options().limits.max_body_bytes); !s) {
-      return answer(s.message().find("beyond") != std::string::npos ? 413 : 400, "malformed", s.message());
+    const size_t limit = store->options().limits.max_body_bytes;
+    switch (gunzip(body, limit, inflated).error) {
+      case GunzipError::kNone: break;
+      case GunzipError::kTooLarge:
+        return answer(413, "malformed",
+                      "gzip body inflates beyond " + std::to_string(limit) + " bytes (push.max_body_bytes)");
+      case GunzipError::kTruncated: return answer(400, "malformed", "gzip body is truncated");
+      case GunzipError::kCorrupt: return answer(400, "malformed", "gzip body is corrupt");
+      case GunzipError::kInternal: return answer(400, "malformed", "zlib could not start");
     }
     body = inflated;
   }

@@ -30,7 +30,4 @@ std::optional<size_t> push_body_limit(const push::PushStore* store, std::string_
 // false with the reason in `why` otherwise (the profile routes share it).
 bool push_token_ok(const push::PushStore& store, std::string_view authorization, std::string& why);
 
-// Inflates a gzip body into `out`; fails beyond `limit` bytes of output.
-Status gunzip_bounded(std::string_view in, std::string& out, size_t limit);
-
 }  // namespace gpulens

@@ -36,6 +36,7 @@
 #include <sstream>
 
 #include "util/ascii.h"
+#include "util/base64.h"
 
 namespace gpulens {
 namespace {
@@ -396,24 +397,6 @@ Result<std::string> read_secret(const std::string& path, const std::string& key)
   return v;
 }
 
-std::string base64(std::string_view in) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    for (int k = 18; k >= 0; k -= 6) out.push_back(kAlphabet[(v >> k) & 63]);
-  }
-  if (i + 1 == in.size()) {
-    uint32_t v = uint8_t(in[i]) << 16;
-    out += {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63], '=', '='};
-  } else if (i + 2 == in.size()) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63], kAlphabet[(v >> 6) & 63], '='};
-  }
-  return out;
-}
-
 // The Authorization header value of `a`, "" when it sets none.
 Result<std::string> authorization(const HttpAuthOptions& a) {
   if (!a.username.empty()) {
@@ -423,7 +406,7 @@ Result<std::string> authorization(const HttpAuthOptions& a) {
       if (!p) return p.status();
       password = *p;
     }
-    return "Basic " + base64(a.username + ":" + password);
+    return "Basic " + base64_encode(a.username + ":" + password);
   }
   std::string credentials = a.credentials;
   if (!a.credentials_file.empty()) {
@@ -481,7 +464,7 @@ Result<std::optional<ProxyUrl>> parse_proxy(std::string_view value) {
     const std::string_view userinfo = rest.substr(0, at);
     const size_t colon = userinfo.find(':');
     const std::string password = colon == std::string_view::npos ? "" : percent_decode(userinfo.substr(colon + 1));
-    p.authorization = "Basic " + base64(percent_decode(userinfo.substr(0, colon)) + ":" + password);
+    p.authorization = "Basic " + base64_encode(percent_decode(userinfo.substr(0, colon)) + ":" + password);
     rest.remove_prefix(at + 1);
   }
   const std::string shown = std::string(scheme) + "://" + std::string(rest);

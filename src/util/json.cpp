@@ -3,15 +3,12 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 
 #include "util/utf8.h"
 
 namespace gpulens {
 
-void append_json_string(std::string& out, std::string_view s) {
-  out.reserve(out.size() + s.size() + 2);
-  out += '"';
+void append_json_escaped(std::string& out, std::string_view s, bool escape_bidi) {
   for (size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
     switch (c) {
@@ -27,16 +24,23 @@ void append_json_string(std::string& out, std::string_view s) {
     if (n == 0) {  // not UTF-8: one U+FFFD per bad byte
       out += kReplacementChar;
       ++i;
-    } else if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
-      out += buf;
+    } else if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) ||
+               (escape_bidi && ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)))) {
+      static constexpr char kHexDigits[] = "0123456789abcdef";
+      out += "\\u";  // every code point escaped here is below U+10000: four digits
+      for (int shift = 12; shift >= 0; shift -= 4) out += kHexDigits[(cp >> shift) & 0xF];
       i += n;
     } else {
       out.append(s.substr(i, n));
       i += n;
     }
   }
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  out.reserve(out.size() + s.size() + 2);
+  out += '"';
+  append_json_escaped(out, s);
   out += '"';
 }
 

@@ -23,6 +23,11 @@ namespace gpulens {
 
 void append_json_string(std::string& out, std::string_view s);
 void append_json_number(std::string& out, double v);
+// The escaped characters alone, no quotes around them (the log writer's
+// quoted logfmt and JSON values). `escape_bidi` also writes the
+// bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069) as
+// \u escapes, for text a terminal shows.
+void append_json_escaped(std::string& out, std::string_view s, bool escape_bidi = false);
 // append_json_string into a new string.
 std::string json_string(std::string_view s);
 

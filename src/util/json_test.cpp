@@ -53,6 +53,23 @@ TEST(Json, EveryByteSequenceGivesValidJson) {
   }
 }
 
+TEST(Json, EscapedCharactersWithoutQuotes) {
+  std::string out = "x=";
+  append_json_escaped(out, "");
+  EXPECT_EQ(out, "x=");
+  append_json_escaped(out, std::string("a\"\\\0\x1b\n\t\r\xff", 9));
+  EXPECT_EQ(out, "x=a\\\"\\\\\\u0000\\u001b\\n\\t\\r\xEF\xBF\xBD");
+  // The bidirectional overrides and isolates pass as text in a JSON
+  // document and become escapes for a terminal.
+  const std::string bidi = "\xe2\x80\xaa\xe2\x80\xae\xe2\x81\xa6\xe2\x81\xa9\xe2\x80\xaf";  // U+202A U+202E U+2066 U+2069 U+202F
+  std::string plain, terminal;
+  append_json_escaped(plain, bidi);
+  append_json_escaped(terminal, bidi, true);
+  EXPECT_EQ(plain, bidi);
+  EXPECT_EQ(terminal, "\\u202a\\u202e\\u2066\\u2069\xe2\x80\xaf");  // U+202F is no override
+  EXPECT_EQ(json_string("q\xe2\x80\xae"), "\"q\xe2\x80\xae\"");
+}
+
 TEST(Json, NumbersStayJson) {
   std::string o;
   append_json_number(o, NAN);

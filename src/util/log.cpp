@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "util/duration.h"
-#include "util/utf8.h"
+#include "util/json.h"
 
 namespace gpulens::log {
 namespace {
@@ -48,46 +48,12 @@ bool plain(std::string_view v) {
   return true;
 }
 
-void escape_code_point(std::string& out, uint32_t cp) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
-  out += buf;
-}
-
 // Escapes a value for a quoted logfmt or JSON string. Values come from
 // outside (a pushed label, a scrape target's page, a trace), so nothing that
-// drives a terminal or breaks a log pipeline passes: C0, DEL, C1 controls
-// and the bidirectional overrides become \uXXXX; bytes that are not UTF-8
-// become U+FFFD.
-void escape(std::string& out, std::string_view v) {
-  for (size_t i = 0; i < v.size();) {
-    const char c = v[i];
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-      ++i;
-      continue;
-    }
-    if (c == '\n') {
-      out += "\\n";
-      ++i;
-      continue;
-    }
-    uint32_t cp = 0;
-    const size_t n = utf8_sequence(v, i, cp);
-    if (n == 0) {
-      out += kReplacementChar;
-      ++i;
-    } else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
-               (cp >= 0x2066 && cp <= 0x2069)) {
-      escape_code_point(out, cp);
-      i += n;
-    } else {
-      out.append(v.substr(i, n));
-      i += n;
-    }
-  }
-}
+// drives a terminal or breaks a log pipeline passes: C0 controls (\n, \r,
+// \t as such), DEL, C1 controls and the bidirectional overrides become
+// escapes; bytes that are not UTF-8 become U+FFFD. The JSON writer's rules.
+void escape(std::string& out, std::string_view v) { append_json_escaped(out, v, /*escape_bidi=*/true); }
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())

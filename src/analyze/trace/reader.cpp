@@ -1,10 +1,8 @@
-// Reading trace files: gzip detection and inflation, then a single
-// simdjson on-demand pass that keeps only what the analyses use.
+// Reading trace files: gzip detection and inflation (util/gunzip), then a
+// single simdjson on-demand pass that keeps only what the analyses use.
 #include "analyze/trace/reader.h"
 
-#include <libdeflate.h>
 #include <simdjson.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <charconv>
@@ -15,6 +13,8 @@
 #include <memory>
 
 #include <sys/stat.h>
+
+#include "util/gunzip.h"
 
 namespace gpulens::trace {
 
@@ -57,70 +57,19 @@ Status too_big(const std::string& path, uint64_t n, const Bound& b) {
                           "; real traces inflate 13-30 times): a gzip bomb, or not a trace; stopped while inflating");
 }
 
-// Streams a gzip file (any number of members) through zlib into `out`.
-Status inflate_streaming(const std::string& path, std::string_view in, const Bound& bound,
-                         size_t padding, std::string& out) {
-  const uint64_t limit = bound.limit;
-  z_stream zs{};
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return internal_error("zlib init failed");
-  std::unique_ptr<z_stream, decltype(&inflateEnd)> guard(&zs, inflateEnd);
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  size_t used = 0;
-  out.resize(std::min<uint64_t>(std::max<uint64_t>(uint64_t{in.size()} * 4, 1 << 20), limit + 1));
-  for (;;) {
-    // zlib counts in 32-bit units; feed and drain at most 1 GiB at a time.
-    zs.avail_in = static_cast<uInt>(std::min<size_t>(in.size() - (zs.next_in - reinterpret_cast<const Bytef*>(in.data())), 1u << 30));
-    if (used == out.size()) {
-      if (used >= limit) return too_big(path, used, bound);
-      out.resize(std::min<uint64_t>(out.size() * 2, limit + 1));
-    }
-    zs.next_out = reinterpret_cast<Bytef*>(out.data() + used);
-    zs.avail_out = static_cast<uInt>(std::min<size_t>(out.size() - used, 1u << 30));
-    uInt before = zs.avail_out;
-    int rc = inflate(&zs, Z_NO_FLUSH);
-    used += before - zs.avail_out;
-    if (used > limit) return too_big(path, used, bound);
-    if (rc == Z_STREAM_END) {
-      size_t consumed = zs.next_in - reinterpret_cast<const Bytef*>(in.data());
-      if (consumed >= in.size()) break;
-      inflateReset(&zs);  // another gzip member follows
-      continue;
-    }
-    if (rc == Z_BUF_ERROR && zs.avail_in == 0) {
-      return invalid_argument(path + ": gzip data is truncated (ends before the end of the stream)");
-    }
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      return invalid_argument(path + ": corrupt gzip data (" + (zs.msg ? zs.msg : "inflate error") + ")");
-    }
-  }
-  out.resize(used);
-  out.reserve(used + padding);
-  return Status::ok();
-}
-
 Status inflate_gzip(const std::string& path, std::string_view in, const Bound& bound, size_t padding,
                     std::string& out) {
-  const uint64_t limit = bound.limit;
-  if (in.size() < 18) return invalid_argument(path + ": gzip data is truncated (" + std::to_string(in.size()) + " bytes)");
-  uint32_t isize = 0;
-  std::memcpy(&isize, in.data() + in.size() - 4, 4);  // little-endian on every target we build
-  // ISIZE is the size mod 2^32 and describes only the last member; trust it
-  // only when it is plausible for deflate (which expands at most ~1032:1).
-  bool plausible = isize >= in.size() / 2 && isize / 1100 <= in.size() && isize <= limit;
-  if (plausible) {
-    out.resize(size_t{isize} + padding);
-    std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> d(
-        libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
-    size_t in_used = 0, out_used = 0;
-    auto rc = libdeflate_gzip_decompress_ex(d.get(), in.data(), in.size(), out.data(), isize,
-                                            &in_used, &out_used);
-    if (rc == LIBDEFLATE_SUCCESS && in_used == in.size() && out_used == isize) {
-      out.resize(out_used);
-      return Status::ok();
-    }
-    if (rc == LIBDEFLATE_BAD_DATA) return invalid_argument(path + ": corrupt or truncated gzip data");
+  const Gunzip g = gunzip(in, bound.limit, out, padding);
+  switch (g.error) {
+    case GunzipError::kNone: return Status::ok();
+    case GunzipError::kTooLarge: return too_big(path, g.bytes, bound);
+    case GunzipError::kTruncated:
+      return invalid_argument(path + ": gzip data is truncated (ends before the end of the stream)");
+    case GunzipError::kCorrupt:
+      return invalid_argument(path + ": corrupt gzip data (" + (g.detail.empty() ? "inflate error" : g.detail) + ")");
+    case GunzipError::kInternal: break;
   }
-  return inflate_streaming(path, in, bound, padding, out);
+  return internal_error(path + ": " + g.detail);
 }
 
 }  // namespace

@@ -4,9 +4,9 @@
 //   Result<Trace> t = read_trace_file("worker0.pt.trace.json.gz", opts);
 //   if (!t) std::cerr << t.status().message();   // names file, line, problem
 //
-// gzip is recognised by its magic bytes, not the file name. Whole members
-// are inflated with libdeflate (sized by the ISIZE trailer); when ISIZE
-// cannot be trusted (over 4 GiB, several members) zlib streams instead.
+// gzip is recognised by its magic bytes, not the file name, and inflated
+// by util/gunzip (libdeflate for one member sized by its ISIZE trailer,
+// zlib streaming when ISIZE cannot be trusted: over 4 GiB, several members).
 // parse_trace() is the pure part: JSON text in, Trace out; tests call it
 // directly. Malformed input gives an error naming the line, never a partial
 // Trace. Events that are well-formed JSON but unusable (a complete event

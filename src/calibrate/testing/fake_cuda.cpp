@@ -21,6 +21,7 @@
 
 #include "calibrate/cuda_api.h"
 #include "calibrate/testing/script.h"
+#include "util/fake_script.h"
 
 namespace {
 
@@ -181,16 +182,12 @@ FAKE_API CUresult cuInit(unsigned flags) {
   // streams.
   if (s.init && !s.streams.empty()) return cu::kSuccess;
   s.init = false;
-  const char* path = std::getenv("GPULENS_FAKE_CUDA_SCRIPT");
-  if (path == nullptr) return cu::kErrorNoDevice;
-  std::ifstream in(path);
-  if (!in) return cu::kErrorNoDevice;
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text, path;
+  if (!gpulens::script::read_script_file("GPULENS_FAKE_CUDA_SCRIPT", text, path)) return cu::kErrorNoDevice;
   Script parsed;
   std::string err;
-  if (!gpulens::fake_cuda::parse_script(text.str(), parsed, err)) {
-    std::fprintf(stderr, "fake cuda: %s: %s\n", path, err.c_str());
+  if (!gpulens::fake_cuda::parse_script(text, parsed, err)) {
+    std::fprintf(stderr, "fake cuda: %s: %s\n", path.c_str(), err.c_str());
     return cu::kErrorUnknown;
   }
   if (parsed.init_error != 0) return parsed.init_error;

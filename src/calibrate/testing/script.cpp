@@ -3,13 +3,11 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 
-#include "util/script_tokens.h"
+#include "util/fake_script.h"
 
 namespace gpulens::fake_cuda {
 using script::split_kv;
-using script::tokens;
 
 int error_code(const std::string& name) {
   static const std::map<std::string, int> kCodes{
@@ -17,29 +15,18 @@ int error_code(const std::string& name) {
       {"STUB_LIBRARY", 34},     {"DEVICE_UNAVAILABLE", 46}, {"NO_DEVICE", 100},     {"INVALID_DEVICE", 101},
       {"ECC_UNCORRECTABLE", 214}, {"ILLEGAL_ADDRESS", 700}, {"LAUNCH_FAILED", 719}, {"NOT_PERMITTED", 800},
       {"SYSTEM_DRIVER_MISMATCH", 803}, {"UNKNOWN", 999}};
-  std::string n = name.starts_with("CUDA_ERROR_") ? name.substr(11) : name;
-  auto it = kCodes.find(n);
-  return it == kCodes.end() ? -1 : it->second;
+  return script::code_named(kCodes, "CUDA_ERROR_", name);
 }
 
 bool parse_script(const std::string& text, Script& out, std::string& error) {
-  std::istringstream in(text);
-  std::string line;
-  int n = 0;
-  auto fail = [&](const std::string& why) {
-    error = "line " + std::to_string(n) + ": " + why;
-    return false;
-  };
+  script::Lines lines(text);
+  auto fail = [&](const std::string& why) { return lines.fail(error, why); };
   auto device = [&](const std::string& sel) -> Device* {
-    char* end = nullptr;
-    long i = std::strtol(sel.c_str(), &end, 10);
-    if (*end != '\0' || i < 0 || i >= static_cast<long>(out.devices.size())) return nullptr;
-    return &out.devices[i];
+    const long i = script::device_number(sel, out.devices.size());
+    return i < 0 ? nullptr : &out.devices[i];
   };
-  while (std::getline(in, line)) {
-    ++n;
-    auto t = tokens(line);
-    if (t.empty()) continue;
+  std::vector<std::string> t;
+  while (lines.next(t)) {
     const std::string& d = t[0];
     std::string k, v;
     if (d == "init" && t.size() == 2) {
@@ -103,7 +90,7 @@ bool parse_script(const std::string& text, Script& out, std::string& error) {
       }
       if (dev->fail_code < 0) return fail("unknown error code");
     } else {
-      return fail("cannot understand '" + line + "'");
+      return fail("cannot understand '" + lines.line() + "'");
     }
   }
   return true;

@@ -7,6 +7,7 @@
 #   start_agent NAME PORT ARGS...            # gpulens serve on 127.0.0.1:PORT
 #   start_prometheus PORT CONFIG             # waits until ready
 #   prom_query PORT 'up'                     # prints the JSON answer
+#   cpu_ns PID                               # CPU time of a process so far
 # Every server is killed on exit, and each wait has a deadline.
 
 STACK_PIDS=()
@@ -77,3 +78,9 @@ start_alertmanager() {  # port config
 prom_query() {  # port expr
   curl -fsS --max-time 10 "http://127.0.0.1:$1/api/v1/query" --data-urlencode "query=$2"
 }
+
+# cpu_ns PID: nanoseconds the process has run on a CPU, summed over its
+# threads (the first field of /proc/PID/task/*/schedstat). The benchmarks'
+# CPU per scrape or per engine: /proc/PID/stat's ticks are 10 ms, too coarse
+# for a few thousand scrapes of a cached page.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s}'; }

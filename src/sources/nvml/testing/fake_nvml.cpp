@@ -21,6 +21,7 @@
 
 #include "sources/nvml/nvml_api.h"
 #include "sources/nvml/testing/script.h"
+#include "util/fake_script.h"
 
 namespace {
 
@@ -163,16 +164,12 @@ FAKE_API nvmlReturn_t nvmlInit_v2() {
   auto& s = state();
   std::lock_guard lock(s.mu);
   if (s.inits == 0) {
-    const char* path = std::getenv("GPULENS_FAKE_NVML_SCRIPT");
-    if (path == nullptr) return NVML_ERROR_DRIVER_NOT_LOADED;
-    std::ifstream in(path);
-    if (!in) return NVML_ERROR_DRIVER_NOT_LOADED;
-    std::stringstream text;
-    text << in.rdbuf();
+    std::string text, path;
+    if (!gpulens::script::read_script_file("GPULENS_FAKE_NVML_SCRIPT", text, path)) return NVML_ERROR_DRIVER_NOT_LOADED;
     Script parsed;
     std::string err;
-    if (!gpulens::fake::parse_script(text.str(), parsed, err)) {
-      std::fprintf(stderr, "fake nvml: %s: %s\n", path, err.c_str());
+    if (!gpulens::fake::parse_script(text, parsed, err)) {
+      std::fprintf(stderr, "fake nvml: %s: %s\n", path.c_str(), err.c_str());
       return NVML_ERROR_UNKNOWN;
     }
     if (parsed.init_error != 0) return parsed.init_error;

@@ -1,14 +1,13 @@
 // Parser of the stand-in NVML script; see script.h.
 #include "sources/nvml/testing/script.h"
 
+#include <cstdio>
 #include <cstdlib>
-#include <sstream>
 
-#include "util/script_tokens.h"
+#include "util/fake_script.h"
 
 namespace gpulens::fake {
 using script::split_kv;
-using script::tokens;
 
 int error_code(const std::string& name) {
   static const std::map<std::string, int> kCodes{
@@ -17,35 +16,25 @@ int error_code(const std::string& name) {
       {"INSUFFICIENT_SIZE", 7}, {"DRIVER_NOT_LOADED", 9}, {"TIMEOUT", 10},
       {"FUNCTION_NOT_FOUND", 13}, {"GPU_IS_LOST", 15},    {"RESET_REQUIRED", 16},
       {"ARGUMENT_VERSION_MISMATCH", 25}, {"UNKNOWN", 999}};
-  std::string n = name.starts_with("NVML_ERROR_") ? name.substr(11) : name;
-  auto it = kCodes.find(n);
-  return it == kCodes.end() ? -1 : it->second;
+  return script::code_named(kCodes, "NVML_ERROR_", name);
 }
 
 bool parse_script(const std::string& text, Script& out, std::string& error) {
-  std::istringstream in(text);
-  std::string line;
-  int n = 0;
-  auto fail = [&](const std::string& why) {
-    error = "line " + std::to_string(n) + ": " + why;
-    return false;
-  };
+  script::Lines lines(text);
+  auto fail = [&](const std::string& why) { return lines.fail(error, why); };
   // Applies f to GPU `sel` (a number or '*').
   auto each = [&](const std::string& sel, auto f) -> bool {
     if (sel == "*") {
       for (auto& g : out.gpus) f(g);
       return true;
     }
-    char* end = nullptr;
-    long i = std::strtol(sel.c_str(), &end, 10);
-    if (*end != '\0' || i < 0 || i >= static_cast<long>(out.gpus.size())) return false;
+    const long i = script::device_number(sel, out.gpus.size());
+    if (i < 0) return false;
     f(out.gpus[i]);
     return true;
   };
-  while (std::getline(in, line)) {
-    ++n;
-    auto t = tokens(line);
-    if (t.empty()) continue;
+  std::vector<std::string> t;
+  while (lines.next(t)) {
     const std::string& d = t[0];
     std::string k, v;
     if (d == "init" && t.size() == 2) {
@@ -160,7 +149,7 @@ bool parse_script(const std::string& text, Script& out, std::string& error) {
       unsigned long long code = std::strtoull(t[2].c_str(), nullptr, 10);
       if (!each(t[1], [&](Gpu& g) { g.xids.push_back(code); })) return fail("no gpu " + t[1]);
     } else {
-      return fail("cannot understand '" + line + "'");
+      return fail("cannot understand '" + lines.line() + "'");
     }
   }
   return true;
