@@ -6,11 +6,12 @@
 # every parser under libFuzzer for 15 s each (scripts/fuzz.sh, two at a time
 # on 2 cores). Each step prints its time; a table of all steps ends the run.
 #
-# Measured on a clean clone, 2-core VM, no compiler cache: 2,251 s in all;
-# release build 302 s, integration tests 593 s while the ASan build runs
-# beside them at idle priority, the rest of the ASan build 603 s, ASan tests
-# 265 s, TSan 155 s, fuzz build and fuzzing 325 s. docs/PERFORMANCE.md ("CI
-# wall time") and docs/tests.md have more.
+# Measured on a clean clone, 2-core VM, no compiler cache: 1,745 s in all;
+# release build 191 s, integration tests 508 s while the sanitizer and fuzz
+# trees build beside them at idle priority, the rest of the ASan build 364 s,
+# ASan tests 260 s, TSan 138 s, fuzz build and fuzzing 278 s; every step
+# keeps both CPUs 90-99 % busy. docs/PERFORMANCE.md ("CI wall time") and
+# docs/tests.md have more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
