@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
-#include <unistd.h>
 
-#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "util/testing/temp_dir.h"
 
 namespace gpulens::script {
 namespace {
@@ -88,17 +91,14 @@ TEST(FakeScript, FileNamedByTheEnvironment) {
   EXPECT_FALSE(read_script_file("GPULENS_FAKE_SCRIPT_TEST", text, path));
   ::setenv("GPULENS_FAKE_SCRIPT_TEST", "/nonexistent/script", 1);
   EXPECT_FALSE(read_script_file("GPULENS_FAKE_SCRIPT_TEST", text, path));
-  char name[] = "/tmp/gpulens_fake_script_XXXXXX";
-  const int fd = ::mkstemp(name);
-  ASSERT_GE(fd, 0);
+  const gpulens::testing::TestDir dir;  // its own directory: tests run in parallel
+  const std::string name = dir.file("script");
   const std::string body("gpu 0\n\0binary\xff", 14);
-  ASSERT_EQ(::write(fd, body.data(), body.size()), static_cast<ssize_t>(body.size()));
-  ::close(fd);
-  ::setenv("GPULENS_FAKE_SCRIPT_TEST", name, 1);
+  std::ofstream(name, std::ios::binary) << body;
+  ::setenv("GPULENS_FAKE_SCRIPT_TEST", name.c_str(), 1);
   ASSERT_TRUE(read_script_file("GPULENS_FAKE_SCRIPT_TEST", text, path));
   EXPECT_EQ(text, body);
   EXPECT_EQ(path, name);
-  ::unlink(name);
   ::unsetenv("GPULENS_FAKE_SCRIPT_TEST");
 }
 

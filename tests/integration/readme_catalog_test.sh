@@ -5,15 +5,16 @@
 set -euo pipefail
 GPULENS=$1
 ROOT=$2
-"$GPULENS" catalog > "${TMPDIR:-/tmp}/catalog.$$"
-"$GPULENS" check-config --keys > "${TMPDIR:-/tmp}/keys.$$"
-trap 'rm -f "${TMPDIR:-/tmp}/catalog.$$" "${TMPDIR:-/tmp}/keys.$$"' EXIT
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$GPULENS" catalog > "$tmp/catalog"
+"$GPULENS" check-config --keys > "$tmp/keys"
 if ! python3 -c 'import sys; sys.exit(open(sys.argv[2]).read() not in open(sys.argv[1]).read())' \
-    "$ROOT/docs/config.md" "${TMPDIR:-/tmp}/keys.$$"; then
+    "$ROOT/docs/config.md" "$tmp/keys"; then
   echo "docs/config.md's key table differs from \`gpulens check-config --keys\`: paste its output there" >&2
   exit 1
 fi
-python3 - "$ROOT/docs/metrics.md" "${TMPDIR:-/tmp}/catalog.$$" "$ROOT/scenarios" "$ROOT/docs/how-it-works.md" <<'PY'
+python3 - "$ROOT/docs/metrics.md" "$tmp/catalog" "$ROOT/scenarios" "$ROOT/docs/how-it-works.md" <<'PY'
 import os, sys
 metrics, catalog, scenarios = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3]
 readme = open(sys.argv[4]).read()
