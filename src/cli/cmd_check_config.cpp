@@ -30,7 +30,7 @@ namespace {
 std::string history_budget_line(const AgentConfig& c) {
   const auto records = static_cast<size_t>(std::max<int64_t>(1, c.history_ms / std::max<int64_t>(c.interval_ms, 1)));
   const size_t shared = History::budget_bytes(0, records);
-  const size_t per_series = History::budget_bytes(1, records) - shared;
+  const size_t per_series = History::series_budget_bytes(records);
   auto kib = [](size_t bytes) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024.0);

@@ -504,8 +504,7 @@ std::string fit_series_budgets(AgentConfig& c) {
   // raw, History::budget_bytes) and about 1.1 KB of registry, store, push or
   // scrape state and page text (docs/limits.md, "Memory at the budget").
   const auto records = static_cast<size_t>(std::max<int64_t>(1, c.history_ms / std::max<int64_t>(c.interval_ms, 1)));
-  const double per_series =
-      static_cast<double>(History::budget_bytes(1, records) - History::budget_bytes(0, records)) + 1100;
+  const double per_series = static_cast<double>(History::series_budget_bytes(records)) + 1100;
   const double wanted = static_cast<double>(c.push.max_series + c.source.scrape.max_series_total) * per_series;
   if (wanted <= static_cast<double>(c.outside_history_bytes)) return "";
   const double f = static_cast<double>(c.outside_history_bytes) / wanted;

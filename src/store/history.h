@@ -63,6 +63,9 @@ class History {
   // The most memory `series` series can take over `capacity` records: every
   // value at its worst case, the chunk and ring overhead and the times.
   static size_t budget_bytes(size_t series, size_t capacity);
+  // What one more series adds to budget_bytes(): its share without the
+  // record times that all series share.
+  static size_t series_budget_bytes(size_t capacity) { return budget_bytes(1, capacity) - budget_bytes(0, capacity); }
 
   void record(const SeriesRegistry& registry, const LiveStore& live, int64_t now_ms);
 
