@@ -6,17 +6,6 @@
 
 namespace gpulens {
 
-void append_escaped(std::string& out, std::string_view value) {
-  for (char c : value) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      default: out += c;
-    }
-  }
-}
-
 std::string label(std::string_view name, std::string_view value) {
   std::string out;
   out.reserve(name.size() + value.size() + 3);

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "model/catalog.h"
+#include "model/labels.h"
 
 namespace gpulens {
 
@@ -226,9 +227,6 @@ struct HistogramPart {
 };
 HistogramPart histogram_part(std::string_view extra_or_labels);
 
-// Appends `value` escaped for a label value (\\, \", \n): also a PromQL
-// string's and a YAML double-quoted scalar's escaping, used for both.
-void append_escaped(std::string& out, std::string_view value);
 // `name="value"` with the value escaped; join several with ','.
 std::string label(std::string_view name, std::string_view value);
 
