@@ -153,13 +153,14 @@ void Agent::publish_self(int64_t now_ms) {
   }
   for (const auto& s : statuses) {
     if (s.name == "gpulens") continue;
-    const std::string src = label("source", s.name);
+    const Labels src{{"source", s.name}};
     f.set_node(FieldId::kAgentSourceUp, src, s.up ? 1 : 0);
     f.set_node(FieldId::kAgentCollectionDuration, src, s.duration_seconds);
     if (s.last_success_ms > 0) f.set_node(FieldId::kAgentSourceAge, src, std::max<int64_t>(0, now_ms - s.last_success_ms) / 1000.0);
   }
-  f.set_node(FieldId::kAgentBuildInfo, label("version", GPULENS_VERSION), 1);
-  if (simulated()) f.set_node(FieldId::kAgentSimulated, label("scenario", options_.scenario_label), 1);
+  static const Labels kVersion{{"version", GPULENS_VERSION}};
+  f.set_node(FieldId::kAgentBuildInfo, kVersion, 1);
+  if (simulated()) f.set_node(FieldId::kAgentSimulated, Labels{{"scenario", options_.scenario_label}}, 1);
   for (auto& fill : hooks_.self_metrics) fill(f);
   // Series count includes this frame's own series.
   size_t count = 0;
@@ -270,8 +271,16 @@ std::string Agent::current_json(int only_gpu) {
     if (series.gpu >= gpus) continue;
     std::string& dst = fields[series.gpu < 0 ? gpus : series.gpu];
     if (!dst.empty()) dst += ',';
+    // The key as agents have always written it: the series' own labels in
+    // exposition text, a histogram's _sum and _count as a leading word.
     std::string key(f.name);
-    if (!series.extra.empty()) key += "{" + series.extra + "}";
+    if (!series.extra.empty() || series.part == HistogramPart::kSum || series.part == HistogramPart::kCount) {
+      key += '{';
+      if (series.part == HistogramPart::kSum) key += series.extra.empty() ? "sum" : "sum,";
+      if (series.part == HistogramPart::kCount) key += series.extra.empty() ? "count" : "count,";
+      series.extra.render(key);
+      key += '}';
+    }
     append_json_string(dst, key);
     dst += ':';
     append_json_number(dst, live_.value(s));

@@ -98,7 +98,8 @@ void history_json(Agent& agent, const ServerRequest& req, ServerResponse& res) {
     uint32_t slot;
     FieldId field;
     int gpu;
-    std::string extra;
+    Labels extra;
+    HistogramPart part;
   };
   std::vector<Pick> picks;
   {
@@ -107,7 +108,7 @@ void history_json(Agent& agent, const ServerRequest& req, ServerResponse& res) {
       for (uint32_t s : agent.registry().slots_of(id)) {
         const Series& series = agent.registry().series(s);
         if (gpu_filter != -2 && series.gpu != gpu_filter) continue;
-        picks.push_back({s, series.field, series.gpu, series.extra});
+        picks.push_back({s, series.field, series.gpu, series.extra, series.part});
       }
     }
   }
@@ -150,7 +151,11 @@ void history_json(Agent& agent, const ServerRequest& req, ServerResponse& res) {
     out += ",\"gpu\":";
     append_json_string(out, picks[i].gpu < 0 ? "node" : std::to_string(picks[i].gpu));
     out += ",\"labels\":";
-    append_json_string(out, picks[i].extra);
+    std::string text;
+    if (picks[i].part == HistogramPart::kSum) text = picks[i].extra.empty() ? "sum" : "sum,";
+    if (picks[i].part == HistogramPart::kCount) text = picks[i].extra.empty() ? "count" : "count,";
+    picks[i].extra.render(text);
+    append_json_string(out, text);
     out += ",\"values\":[";
     for (size_t k = 0; k < n; ++k) {
       if (k) out += ',';
