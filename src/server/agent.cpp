@@ -11,6 +11,7 @@
 #include "model/series_budget.h"
 #include "server/gzip.h"
 #include "server/history_routes.h"
+#include "server/labels_json.h"
 #include "server/web_routes.h"
 #include "server/query.h"
 #include "util/duration.h"
@@ -261,8 +262,11 @@ std::string Agent::current_json(int only_gpu) {
   const std::string host = registry_.hostname();  // takes the registry lock itself
   std::scoped_lock lock(registry_.mutex(), live_.mutex());
   const int gpus = registry_.gpu_count();
-  // Per entity: "name{extra}": value
-  std::vector<std::string> fields(gpus + 1);
+  // Per entity: "name{extra}": value (kept for one release: agents and
+  // readers of the previous release know only these keys), and the same
+  // series as objects, their labels as data:
+  // {"name":"gpu_clock_event_active","labels":{"reason":"sw_thermal"},"value":0}
+  std::vector<std::string> fields(gpus + 1), series_json(gpus + 1);
   for (uint32_t s = 0; s < registry_.count() && s < live_.size(); ++s) {
     if (!live_.present(s)) continue;
     const Series& series = registry_.series(s);
@@ -284,6 +288,19 @@ std::string Agent::current_json(int only_gpu) {
     append_json_string(dst, key);
     dst += ':';
     append_json_number(dst, live_.value(s));
+    std::string& obj = series_json[series.gpu < 0 ? gpus : series.gpu];
+    if (!obj.empty()) obj += ',';
+    obj += "{\"name\":";
+    append_json_string(obj, f.name);
+    obj += ",\"labels\":";
+    append_labels_json(obj, series.extra);
+    if (const std::string_view part = histogram_part_json(series.part); !part.empty()) {
+      obj += ",\"part\":";
+      append_json_string(obj, part);
+    }
+    obj += ",\"value\":";
+    append_json_number(obj, live_.value(s));
+    obj += '}';
   }
   out += "{\"time\":";
   append_json_string(out, std::to_string(wall_ms() / 1000));
@@ -332,11 +349,15 @@ std::string Agent::current_json(int only_gpu) {
     append_json_string(out, id ? id->name : "");
     out += ",\"fields\":{";
     out += fields[g];
-    out += "}}";
+    out += "},\"series\":[";
+    out += series_json[g];
+    out += "]}";
   }
   out += "],\"node\":{\"fields\":{";
   out += fields[gpus];
-  out += "}}}\n";
+  out += "},\"series\":[";
+  out += series_json[gpus];
+  out += "]}}\n";
   return out;
 }
 

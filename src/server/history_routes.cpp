@@ -8,6 +8,7 @@
 #include "export/exposition.h"
 #include "export/recording.h"
 #include "server/agent.h"
+#include "server/labels_json.h"
 #include "server/query.h"
 #include "util/duration.h"
 #include "util/json.h"
@@ -151,11 +152,11 @@ void history_json(Agent& agent, const ServerRequest& req, ServerResponse& res) {
     out += ",\"gpu\":";
     append_json_string(out, picks[i].gpu < 0 ? "node" : std::to_string(picks[i].gpu));
     out += ",\"labels\":";
-    std::string text;
-    if (picks[i].part == HistogramPart::kSum) text = picks[i].extra.empty() ? "sum" : "sum,";
-    if (picks[i].part == HistogramPart::kCount) text = picks[i].extra.empty() ? "count" : "count,";
-    picks[i].extra.render(text);
-    append_json_string(out, text);
+    append_labels_json(out, picks[i].extra);
+    if (const std::string_view part = histogram_part_json(picks[i].part); !part.empty()) {
+      out += ",\"part\":";
+      append_json_string(out, part);
+    }
     out += ",\"values\":[";
     for (size_t k = 0; k < n; ++k) {
       if (k) out += ',';
