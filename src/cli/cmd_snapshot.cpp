@@ -246,14 +246,9 @@ int widest(const std::vector<std::string>& lines) {
 // `note` (may be empty) is printed under the simulated-data banner.
 // The service lines (top/service_lines.h) from the node's series.
 std::vector<std::string> serving_lines(simdjson::dom::element doc, size_t gpu_count) {
-  std::map<std::string, double, std::less<>> node;
-  simdjson::dom::object fields;
-  if (doc["node"]["fields"].get_object().get(fields)) return {};
-  for (auto kv : fields) {
-    double v = 0;
-    if (!kv.value.get_double().get(v)) node.emplace(std::string(kv.key), v);
-  }
-  std::vector<std::string> out = top::service_lines(node, gpu_count);
+  simdjson::dom::element node;
+  if (doc["node"].get(node)) return {};
+  std::vector<std::string> out = top::service_lines(top::entity_series(node), gpu_count);
   for (std::string& l : out) l = "  " + l;
   return out;
 }

@@ -71,6 +71,42 @@ std::string label_in_key(std::string_view key, std::string_view name) {
   return label_value(labels, name);
 }
 
+KeyText key_from_text(std::string_view key) {
+  KeyText out;
+  const size_t open = key.find('{');
+  out.name = std::string(key.substr(0, open));
+  if (open == std::string_view::npos) return out;
+  std::string_view text = key.substr(open + 1);
+  if (text.ends_with('}')) text.remove_suffix(1);
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t stop = text.find_first_of("=,", i);
+    if (stop == std::string_view::npos || text[stop] == ',') {  // a bare word: the histogram part
+      const std::string_view word = text.substr(i, stop == std::string_view::npos ? std::string_view::npos : stop - i);
+      if (word == "sum") out.part = HistogramPart::kSum;
+      if (word == "count") out.part = HistogramPart::kCount;
+      i = stop == std::string_view::npos ? text.size() : stop + 1;
+      continue;
+    }
+    if (stop + 1 >= text.size() || text[stop + 1] != '"') break;  // not a key this API writes
+    std::string value;
+    size_t j = stop + 2;
+    for (; j < text.size() && text[j] != '"'; ++j) {
+      if (text[j] == '\\' && j + 1 < text.size()) {
+        ++j;
+        value += text[j] == 'n' ? '\n' : text[j];
+      } else {
+        value += text[j];
+      }
+    }
+    out.labels.set(text.substr(i, stop - i), value);
+    i = j + 1;
+    if (i < text.size() && text[i] == ',') ++i;
+  }
+  if (out.part == HistogramPart::kNone && out.labels.has("le")) out.part = HistogramPart::kBucket;
+  return out;
+}
+
 void SeriesRegistry::set_gpu(int index, GpuIdentity id) {
   std::lock_guard lock(mu_);
   if (index >= static_cast<int>(gpus_.size())) gpus_.resize(index + 1);

@@ -255,6 +255,13 @@ std::string label_value(std::string_view text, std::string_view name);
 // The same in a key `metric{a="x",b="y"}` (a histogram part's
 // `metric{sum,a="x"}`): label_in_key(key, "pid").
 std::string label_in_key(std::string_view key, std::string_view name);
+// Such a key whole: its name, its labels as data and its histogram part.
+struct KeyText {
+  std::string name;
+  Labels labels;
+  HistogramPart part = HistogramPart::kNone;
+};
+KeyText key_from_text(std::string_view key);
 
 // `name="value"` with the value escaped; join several with ','.
 std::string label(std::string_view name, std::string_view value);
