@@ -32,45 +32,6 @@ std::string_view histogram_suffix(HistogramPart part) {
   return {};
 }
 
-std::string label_value(std::string_view extra, std::string_view name) {
-  size_t i = 0;
-  while (i < extra.size()) {
-    const size_t eq = extra.find("=\"", i);
-    if (eq == std::string_view::npos) return {};
-    const bool match = extra.substr(i, eq - i) == name;
-    std::string value;
-    size_t j = eq + 2;
-    for (; j < extra.size() && extra[j] != '"'; ++j) {
-      if (extra[j] == '\\' && j + 1 < extra.size()) {
-        ++j;
-        value += extra[j] == 'n' ? '\n' : extra[j];
-      } else {
-        value += extra[j];
-      }
-    }
-    if (match) return value;
-    i = j + 1;
-    if (i < extra.size() && extra[i] == ',') ++i;
-  }
-  return {};
-}
-
-std::string label_in_key(std::string_view key, std::string_view name) {
-  const size_t open = key.find('{');
-  if (open == std::string_view::npos) return {};
-  std::string_view labels = key.substr(open + 1);
-  if (labels.ends_with('}')) labels.remove_suffix(1);
-  // A histogram's sum and count carry their part as a bare leading word.
-  for (std::string_view word : {std::string_view("sum"), std::string_view("count")}) {
-    if (labels == word) return {};
-    if (labels.starts_with(word) && labels.size() > word.size() && labels[word.size()] == ',') {
-      labels.remove_prefix(word.size() + 1);
-      break;
-    }
-  }
-  return label_value(labels, name);
-}
-
 KeyText key_from_text(std::string_view key) {
   KeyText out;
   const size_t open = key.find('{');

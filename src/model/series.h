@@ -247,15 +247,11 @@ struct MigIdentity {
 // dcgm-exporter's GPU_I_PROFILE is mig_profile and GPU_I_ID gpu_instance_id.
 Labels mig_labels(const MigIdentity& mig);
 
-// Readers of label text from outside the process: the JSON API's series
-// keys as an agent of the previous release writes them. Nothing in-process
-// parses label text; a series' labels are Series::extra.
-// The unescaped value of label `name` in `a="x",b="y"` ("" when absent).
-std::string label_value(std::string_view text, std::string_view name);
-// The same in a key `metric{a="x",b="y"}` (a histogram part's
-// `metric{sum,a="x"}`): label_in_key(key, "pid").
-std::string label_in_key(std::string_view key, std::string_view name);
-// Such a key whole: its name, its labels as data and its histogram part.
+// The one reader of label text, for what comes from outside the process:
+// a key of /api/v1/current's `fields` as agents of the previous release
+// write them, `metric{a="x",b="y"}` (a histogram part's `metric{sum,a="x"}`).
+// Nothing in-process parses label text; a series' labels are Series::extra.
+// Its name, its labels as data and its histogram part (kBucket when it has an le).
 struct KeyText {
   std::string name;
   Labels labels;

@@ -112,19 +112,28 @@ TEST(Labels, Escaping) {
   EXPECT_EQ(label("a", "x\"y\\z\nw"), "a=\"x\\\"y\\\\z\\nw\"");
 }
 
-TEST(Labels, ReadBackFromASeriesKey) {
+TEST(KeyFromText, ReadsTheKeysOfThePreviousReleasesJson) {
   // A quote or comma inside a value (a pod name an outside writer chose)
   // neither ends the value nor starts a label.
   const std::string key = "gpu_allocator_ooms_total{pid=\"7\"," + label("pod", "a\",pid=\"9") + ",pool=\"large\"}";
-  EXPECT_EQ(label_in_key(key, "pid"), "7");
-  EXPECT_EQ(label_in_key(key, "pod"), "a\",pid=\"9");
-  EXPECT_EQ(label_in_key(key, "pool"), "large");
-  EXPECT_EQ(label_in_key(key, "ool"), "");
-  EXPECT_EQ(label_in_key("up", "pid"), "");
-  EXPECT_EQ(label_in_key("up{}", "pid"), "");
-  // A histogram's sum and count carry their part as a bare leading word.
-  EXPECT_EQ(label_in_key("serving_ttft_seconds{sum,engine=\"vllm\"}", "engine"), "vllm");
-  EXPECT_EQ(label_in_key("serving_ttft_seconds{count}", "engine"), "");
+  const KeyText k = key_from_text(key);
+  EXPECT_EQ(k.name, "gpu_allocator_ooms_total");
+  EXPECT_EQ(k.labels.get("pid"), "7");
+  EXPECT_EQ(k.labels.get("pod"), "a\",pid=\"9");
+  EXPECT_EQ(k.labels.get("pool"), "large");
+  EXPECT_EQ(k.labels.size(), 3u);
+  EXPECT_EQ(k.part, HistogramPart::kNone);
+  EXPECT_EQ(key_from_text("up").name, "up");
+  EXPECT_TRUE(key_from_text("up{}").labels.empty());
+  // A histogram's sum and count carry their part as a bare leading word; a bucket its le.
+  const KeyText sum = key_from_text("serving_ttft_seconds{sum,engine=\"vllm\"}");
+  EXPECT_EQ(sum.part, HistogramPart::kSum);
+  EXPECT_EQ(sum.labels.get("engine"), "vllm");
+  EXPECT_EQ(key_from_text("serving_ttft_seconds{count}").part, HistogramPart::kCount);
+  EXPECT_EQ(key_from_text("serving_ttft_seconds{le=\"0.1\"}").part, HistogramPart::kBucket);
+  // What render() writes reads back equal.
+  const Labels l{{"a", "x\\y\nz\""}, {"b", ""}};
+  EXPECT_EQ(key_from_text("m{" + l.render() + "}").labels, l);
 }
 
 TEST(MigLabels, SortedAndReadBack) {
@@ -133,12 +142,6 @@ TEST(MigLabels, SortedAndReadBack) {
   EXPECT_EQ(mig.get("mig_profile"), "1g.18gb");
   EXPECT_EQ(mig.get("gpu_instance_id"), "9");
   EXPECT_EQ(mig.get("instance_id"), "");  // a suffix of a name is not the name
-  // The text reader (JSON keys of agents of the previous release) still reads it back.
-  const std::string extra = mig.render();
-  EXPECT_EQ(label_value(extra, "compute_instance_id"), "0");
-  const std::string odd = label("pid", "7") + "," + label("container", "a\"b,c=\"d") + "," + extra;
-  EXPECT_EQ(label_value(odd, "container"), "a\"b,c=\"d");
-  EXPECT_EQ(label_value(odd, "gpu_instance_id"), "9");
 }
 
 }  // namespace
