@@ -314,7 +314,7 @@ void Renderer::render_into(std::string& out, const SeriesRegistry& registry, con
       if (!live.present(s)) continue;
       const Series& series = registry.series(s);
       out += f.name;
-      out += histogram_suffix(series.part);
+      if (f.type == MetricType::kHistogram) out += histogram_suffix(series.part);
       if (!series.labels.empty()) {  // rendered once, when the series was created
         out += '{';
         out += series.labels;
