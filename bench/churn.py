@@ -175,7 +175,7 @@ def main():
     _, metrics = get("/metrics")
     dropped = 0.0
     for line in metrics.decode().splitlines():
-        if line.startswith('gpulens_series_dropped_total{source="scrape"') and 'reason="limit"' in line:
+        if line.startswith('gpulens_series_dropped_total{') and 'source="scrape"' in line and 'reason="limit"' in line:
             dropped += float(line.split()[-1])
     series = [line for line in metrics.decode().splitlines() if line.startswith("gpulens_series ")]
     agent.terminate()

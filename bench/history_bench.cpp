@@ -139,7 +139,7 @@ struct Setup {
 
   void build() {
     for (size_t s = 0; s < data.counter.size(); ++s) {
-      const std::string extra = "series=\"" + std::to_string(s) + "\"";
+      const Labels extra{{"series", std::to_string(s)}};
       slots.push_back(reg.slot(data.counter[s] ? FieldId::kGpuPcieRxBytes : FieldId::kGpuPower, 0, extra));
     }
     history = std::make_unique<History>(data.times.size());

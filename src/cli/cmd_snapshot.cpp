@@ -46,6 +46,7 @@ std::string pct(double v) {
 struct Gpu {
   std::string index, uuid, name;
   std::map<std::string, double, std::less<>> fields;
+  std::vector<top::NodeSeries> series;  // the same, labels as data
   double get(std::string_view k, double missing = -1) const {
     auto it = fields.find(k);
     return it == fields.end() ? missing : it->second;
@@ -74,19 +75,20 @@ std::vector<std::string> allocator_lines(const Gpu& g) {
     std::string pool;
   };
   std::map<std::string, Proc> procs;  // by pid
-  for (const auto& [k, v] : g.fields) {
-    const std::string pid = label_in_key(k, "pid");
+  for (const top::NodeSeries& s : g.series) {
+    const std::string pid(s.labels.get("pid"));
     if (pid.empty()) continue;
-    const std::string_view name = std::string_view(k).substr(0, k.find('{'));
+    const std::string_view name = s.name;
+    const double v = s.value;
     Proc& p = procs[pid];
     if (p.where.empty()) {
-      const std::string ns = label_in_key(k, "namespace"), pod = label_in_key(k, "pod");
+      const std::string ns(s.labels.get("namespace")), pod(s.labels.get("pod"));
       if (!pod.empty()) p.where = " (" + (ns.empty() ? "" : ns + "/") + pod + ")";
     }
     if (name == "gpu_memory_fragmentation_ratio") p.slack = std::max(p.slack, v);
     if (name == "gpu_allocator_external_fragmentation_ratio" && v > p.external) {
       p.external = v;
-      p.pool = label_in_key(k, "pool");
+      p.pool = s.labels.get("pool");
     }
     if (name == "gpu_allocator_retries_total") p.retries = std::max(p.retries, v);
     if (name == "gpu_allocator_ooms_total") p.ooms = std::max(p.ooms, v);
@@ -246,14 +248,9 @@ int widest(const std::vector<std::string>& lines) {
 // `note` (may be empty) is printed under the simulated-data banner.
 // The service lines (top/service_lines.h) from the node's series.
 std::vector<std::string> serving_lines(simdjson::dom::element doc, size_t gpu_count) {
-  std::map<std::string, double, std::less<>> node;
-  simdjson::dom::object fields;
-  if (doc["node"]["fields"].get_object().get(fields)) return {};
-  for (auto kv : fields) {
-    double v = 0;
-    if (!kv.value.get_double().get(v)) node.emplace(std::string(kv.key), v);
-  }
-  std::vector<std::string> out = top::service_lines(node, gpu_count);
+  simdjson::dom::element node;
+  if (doc["node"].get(node)) return {};
+  std::vector<std::string> out = top::service_lines(top::entity_series(node), gpu_count);
   for (std::string& l : out) l = "  " + l;
   return out;
 }
@@ -284,6 +281,7 @@ int print_table(const std::string& json, bool colour, int width, const std::stri
         if (!kv.value.get_double().get(v)) gpu.fields.emplace(std::string(kv.key), v);
       }
     }
+    gpu.series = top::entity_series(g);
     gpus.push_back(std::move(gpu));
   }
   bool simulated = false;

@@ -80,13 +80,13 @@ class Extras final : public ServeExtras {
           // pending: not yet a finding; ended: no longer holds (still in the report's window)
           if (finding.state != diagnose::State::kFiring || !finding.ongoing) continue;
           f.set(FieldId::kAgentFinding, gpu,
-                label("cause", finding.cause) + "," + label("severity", diagnose::severity_name(finding.severity)), 1);
+                Labels{{"cause", finding.cause}, {"severity", diagnose::severity_name(finding.severity)}}, 1);
         }
       }
     }
     std::lock_guard lock(mu_);
     for (const auto& [key, seconds] : waste_) {
-      f.set(FieldId::kAgentWasteGpuSeconds, key.first, label("cause", key.second), seconds);
+      f.set(FieldId::kAgentWasteGpuSeconds, key.first, Labels{{"cause", key.second}}, seconds);
     }
   }
 

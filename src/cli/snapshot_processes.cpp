@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/series.h"
+#include "top/service_lines.h"
 
 namespace gpulens::cli {
 namespace {
@@ -99,36 +100,31 @@ void print_snapshot_processes(const std::string& json, const std::string& proc_r
   const std::string root = simulated ? std::string() : proc_root;  // simulated pids are no one's
   simdjson::dom::array gpus;
   if (doc["gpus"].get_array().get(gpus)) return;
-  const std::string_view kMem = "gpu_process_memory_used_bytes{", kSm = "gpu_process_sm_util_ratio{";
   std::vector<ProcessRow> rows;
   bool mig = false;
   for (auto g : gpus) {
     std::string_view index;
     if (g["gpu"].get_string().get(index)) continue;
-    simdjson::dom::object fields;
-    if (g["fields"].get_object().get(fields)) continue;
-    // The SM share of a process has the same labels as its memory.
-    std::map<std::string, double, std::less<>> sm;
-    for (auto kv : fields) {
-      double v = 0;
-      if (!kv.value.get_double().get(v) && kv.key.starts_with(kSm)) sm.emplace(kv.key.substr(kSm.size()), v);
+    // The GPU's series, labels as data (top/service_lines.h); the SM share
+    // of a process has the same labels as its memory.
+    const std::vector<top::NodeSeries> series = top::entity_series(g);
+    std::map<Labels, double> sm;
+    for (const top::NodeSeries& s : series) {
+      if (s.name == "gpu_process_sm_util_ratio") sm.emplace(s.labels, s.value);
     }
-    for (auto kv : fields) {
-      double v = 0;
-      if (kv.value.get_double().get(v) || !kv.key.starts_with(kMem)) continue;
-      const std::string_view labels = kv.key.substr(kMem.size());  // ends with '}'
-      const std::string extra(labels.substr(0, labels.size() - 1));
+    for (const top::NodeSeries& s : series) {
+      if (s.name != "gpu_process_memory_used_bytes") continue;
+      const Labels& l = s.labels;
       ProcessRow r;
       r.gpu = index;
-      r.pid = label_value(extra, "pid");
-      r.gi = label_value(extra, "gpu_instance_id");
-      r.ci = label_value(extra, "compute_instance_id");
+      r.pid = l.get("pid");
+      r.gi = l.get("gpu_instance_id");
+      r.ci = l.get("compute_instance_id");
       mig |= !r.gi.empty();
-      const std::string ns = label_value(extra, "namespace"), pod = label_value(extra, "pod"),
-                        container = label_value(extra, "container");
+      const std::string ns(l.get("namespace")), pod(l.get("pod")), container(l.get("container"));
       if (!pod.empty()) r.pod = (ns.empty() ? "" : ns + "/") + pod + (container.empty() ? "" : "/" + container);
-      r.mem = v;
-      if (auto it = sm.find(labels); it != sm.end()) r.sm = it->second;
+      r.mem = s.value;
+      if (auto it = sm.find(l); it != sm.end()) r.sm = it->second;
       rows.push_back(std::move(r));
     }
   }

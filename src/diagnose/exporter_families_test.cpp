@@ -237,9 +237,9 @@ TEST(DcgmExp, TheLiveDiagnosisJudgesTheScrapedFields) {
     const int64_t t = t0 + i * 15'000;
     frame.clear(t);
     for (int g = 0; g < 2; ++g) frame.set(FieldId::kGpuUtilization, g, 0.9);
-    frame.set(FieldId::kGpuHealthStatus, 0, "watch=\"MEM\",error=\"DCGM_FR_OK\"", 0);
-    frame.set(FieldId::kGpuHealthStatus, 0, "watch=\"PCIE\",error=\"DCGM_FR_PCI_REPLAY_RATE\"", i >= 10 ? 20 : 0);
-    frame.set(FieldId::kGpuXidErrorsRecent, 1, "xid=\"31\"", i >= 15 ? 1 : 0);
+    frame.set(FieldId::kGpuHealthStatus, 0, Labels{{"watch", "MEM"}, {"error", "DCGM_FR_OK"}}, 0);
+    frame.set(FieldId::kGpuHealthStatus, 0, Labels{{"watch", "PCIE"}, {"error", "DCGM_FR_PCI_REPLAY_RATE"}}, i >= 10 ? 20 : 0);
+    frame.set(FieldId::kGpuXidErrorsRecent, 1, Labels{{"xid", "31"}}, i >= 15 ? 1 : 0);
     frame.set_node(FieldId::kServingLatencyP99, 0.26);
     live.publish(src, frame);
     history.record(reg, live, t);

@@ -1,4 +1,4 @@
-// History -> SignalSet: native names and exposition-form labels, parsed back.
+// History -> SignalSet: native names and the series' labels as data.
 #include "diagnose/live_input.h"
 
 #include <cstdint>
@@ -10,31 +10,6 @@
 
 namespace gpulens::diagnose {
 namespace {
-
-// Parses `a="x",b="y"` (exposition form, escaped) into pairs.
-std::vector<std::pair<std::string, std::string>> parse_labels(std::string_view text) {
-  std::vector<std::pair<std::string, std::string>> out;
-  size_t i = 0;
-  while (i < text.size()) {
-    const size_t eq = text.find("=\"", i);
-    if (eq == std::string_view::npos) break;
-    std::string name(text.substr(i, eq - i));
-    std::string value;
-    size_t j = eq + 2;
-    while (j < text.size() && text[j] != '"') {
-      if (text[j] == '\\' && j + 1 < text.size()) {
-        value.push_back(text[j + 1] == 'n' ? '\n' : text[j + 1]);
-        j += 2;
-      } else {
-        value.push_back(text[j++]);
-      }
-    }
-    out.emplace_back(std::move(name), std::move(value));
-    i = j + 1;
-    if (i < text.size() && text[i] == ',') ++i;
-  }
-  return out;
-}
 
 struct SlotInfo {
   uint32_t slot;
@@ -57,8 +32,10 @@ SignalSet signals_from_history(const SeriesRegistry& registry, const History& hi
       if (!known_name(name)) continue;
       for (uint32_t s : registry.slots_of(f.id)) {
         const gpulens::Series& se = registry.series(s);
-        if (histogram && histogram_part(se.extra).suffix != "_bucket") continue;  // _sum, _count
-        slots.push_back({s, name, parse_labels(se.labels), f.type == MetricType::kCounter});
+        if (histogram && se.part != HistogramPart::kBucket) continue;  // _sum, _count
+        std::vector<std::pair<std::string, std::string>> labels;
+        for (const Label& l : registry.all_labels(s)) labels.emplace_back(l.name, l.value);
+        slots.push_back({s, name, std::move(labels), f.type == MetricType::kCounter});
       }
     }
   }

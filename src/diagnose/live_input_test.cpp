@@ -25,8 +25,8 @@ TEST(Live, StarvedGpuOnASaturatedHostIsInputPipeline) {
     frame.set(FieldId::kGpuUtilization, 0, 0.45);
     frame.set(FieldId::kGpuSmActive, 0, 0.2);
     frame.set(FieldId::kGpuPcieRxBytes, 0, rx);
-    frame.set_node(FieldId::kHostCpuSeconds, "mode=\"idle\"", idle);
-    frame.set_node(FieldId::kHostCpuSeconds, "mode=\"user\"", user);
+    frame.set_node(FieldId::kHostCpuSeconds, Labels{{"mode", "idle"}}, idle);
+    frame.set_node(FieldId::kHostCpuSeconds, Labels{{"mode", "user"}}, user);
     live.publish(src, frame);
     history.record(reg, live, t);
     idle += 0.5 * 15;   // 32 CPUs: 0.5 idle, 31.5 busy

@@ -53,6 +53,12 @@ std::string_view gpu_instance_profile(std::string_view profile) {
   return profile;
 }
 
+// Whether a series' own labels are exactly a DCGM row's one label (or none).
+bool dcgm_row_matches(const Labels& extra, const DcgmLabel& row) {
+  if (row.empty()) return extra.empty();
+  return extra.size() == 1 && extra[0].name == row.name && extra[0].value == row.value;
+}
+
 }  // namespace
 
 void Renderer::collect_mig(const SeriesRegistry& registry, const LiveStore& live) {
@@ -62,7 +68,7 @@ void Renderer::collect_mig(const SeriesRegistry& registry, const LiveStore& live
     if (!live.present(s)) continue;
     const Series& series = registry.series(s);
     if (series.gpu < 0 || series.gpu >= registry.gpu_count()) continue;
-    const std::string gi_text = label_value(series.extra, "gpu_instance_id");
+    const std::string gi_text(series.extra.get("gpu_instance_id"));
     unsigned gi = 0;
     if (std::from_chars(gi_text.data(), gi_text.data() + gi_text.size(), gi).ec != std::errc()) continue;
     MigEntity* e = nullptr;
@@ -71,7 +77,7 @@ void Renderer::collect_mig(const SeriesRegistry& registry, const LiveStore& live
     }
     if (e == nullptr) {
       mig_.push_back({.gpu = series.gpu, .gi = gi, .gi_text = gi_text,
-                      .profile = std::string(gpu_instance_profile(label_value(series.extra, "mig_profile"))),
+                      .profile = std::string(gpu_instance_profile(series.extra.get("mig_profile"))),
                       .extras = {}});
       e = &mig_.back();
     }
@@ -96,7 +102,7 @@ void Renderer::render_dcgm(std::string& out, const SeriesRegistry& registry, con
       if (!live.present(s)) continue;
       const Series& series = registry.series(s);
       if (series.gpu < 0 || series.gpu >= gpus) continue;
-      if (!sum && series.extra != row.extra) continue;
+      if (!sum && !dcgm_row_matches(series.extra, row.extra)) continue;
       double& v = values_[series.gpu];
       v = std::isnan(v) || !sum ? live.value(s) : v + live.value(s);
       times_[series.gpu] = std::max(times_[series.gpu], live.time_ms(s));
@@ -307,16 +313,11 @@ void Renderer::render_into(std::string& out, const SeriesRegistry& registry, con
     for (uint32_t s : registry.slots_of(f.id)) {
       if (!live.present(s)) continue;
       const Series& series = registry.series(s);
-      std::string_view labels = series.labels;
       out += f.name;
-      if (f.type == MetricType::kHistogram) {
-        const HistogramPart part = histogram_part(labels);
-        out += part.suffix;
-        labels = part.labels;
-      }
-      if (!labels.empty()) {
+      if (f.type == MetricType::kHistogram) out += histogram_suffix(series.part);
+      if (!series.labels.empty()) {  // rendered once, when the series was created
         out += '{';
-        out += labels;
+        out += series.labels;
         out += '}';
       }
       out += ' ';

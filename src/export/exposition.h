@@ -76,7 +76,7 @@ class Renderer {
     unsigned gi;
     std::string gi_text;              // GPU_I_ID
     std::string profile;              // GPU_I_PROFILE
-    std::vector<std::string> extras;  // mig_labels() of its compute instances
+    std::vector<Labels> extras;       // mig_labels() of its compute instances
   };
   void collect_mig(const SeriesRegistry& registry, const LiveStore& live);
 

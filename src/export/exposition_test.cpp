@@ -1,5 +1,6 @@
 // Exposition output, line by line, in both formats and with DCGM names.
 #include "export/exposition.h"
+#include "model/testing/label_text.h"
 #include "model/xid.h"
 
 #include <gtest/gtest.h>
@@ -25,11 +26,11 @@ struct Fixture {
     f.set(FieldId::kGpuUtilization, 0, 0.95);
     f.set(FieldId::kGpuPcieRxBytes, 0, 1e12);
     f.set(FieldId::kGpuMemoryUsed, 0, 2.0 * 1024 * 1024 * 1024);
-    f.set(FieldId::kGpuInfo, 0, "driver=\"550\"", 1);
-    f.set_node(FieldId::kServingLatency, "le=\"0.1\"", 5);
-    f.set_node(FieldId::kServingLatency, "le=\"+Inf\"", 7);
-    f.set_node(FieldId::kServingLatency, "sum", 1.5);
-    f.set_node(FieldId::kServingLatency, "count", 7);
+    f.set(FieldId::kGpuInfo, 0, Labels{{"driver", "550"}}, 1);
+    f.set_node(FieldId::kServingLatency, Labels{{"le", "0.1"}}, 5);
+    f.set_node(FieldId::kServingLatency, Labels{{"le", "+Inf"}}, 7);
+    f.set_node(FieldId::kServingLatency, HistogramPart::kSum, {}, 1.5);
+    f.set_node(FieldId::kServingLatency, HistogramPart::kCount, {}, 7);
     f.set(FieldId::kGpuPcieRxRate, 0, 5e9);  // not native: only under DCGM names
     live.publish(src, f);
   }
@@ -78,16 +79,16 @@ TEST(Exposition, EngineHistogramsKeepTheirLabelsOnSumAndCount) {
   f.clear(1'700'000'000'000);
   for (const char* ep : {"http://a:8000/metrics", "http://a:8001/metrics"}) {
     const std::string e = std::string("engine=\"vllm\",endpoint=\"") + ep + "\"";
-    f.set_node(FieldId::kServingTimeToFirstToken, e + ",le=\"+Inf\"", 3);
-    f.set_node(FieldId::kServingTimeToFirstToken, "sum," + e, 0.5);
-    f.set_node(FieldId::kServingTimeToFirstToken, "count," + e, 3);
+    testing::set_text(f, FieldId::kServingTimeToFirstToken, kNodeEntity, e + ",le=\"+Inf\"", 3);
+    testing::set_text(f, FieldId::kServingTimeToFirstToken, kNodeEntity, "sum," + e, 0.5);
+    testing::set_text(f, FieldId::kServingTimeToFirstToken, kNodeEntity, "count," + e, 3);
   }
   live.publish(src, f);
   Renderer r;
   const std::string body(r.render(reg, live, {}));
   EXPECT_TRUE(has(body, "# TYPE serving_time_to_first_token_seconds histogram"));
   for (const char* ep : {"http://a:8000/metrics", "http://a:8001/metrics"}) {
-    const std::string e = std::string("engine=\"vllm\",endpoint=\"") + ep + "\"";
+    const std::string e = std::string("endpoint=\"") + ep + "\",engine=\"vllm\"";  // sorted by name
     EXPECT_TRUE(has(body, "serving_time_to_first_token_seconds_bucket{" + e + ",le=\"+Inf\"} 3")) << body;
     EXPECT_TRUE(has(body, "serving_time_to_first_token_seconds_sum{" + e + "} 0.5")) << body;
     EXPECT_TRUE(has(body, "serving_time_to_first_token_seconds_count{" + e + "} 3")) << body;
@@ -155,11 +156,11 @@ std::string dcgm_golden_body(DcgmGeneration naming) {
     f.set(FieldId::kGpuMemoryUsed, g, 70000.7 * 1048576);  // truncated to MiB like DCGM
     f.set(FieldId::kGpuMemoryFree, g, 11000 * 1048576.0);
     f.set(FieldId::kGpuMemoryReserved, g, 559 * 1048576.0);
-    f.set(FieldId::kGpuNvlinkTxBytes, g, "link=\"0\"", 1024 * 1000);
-    f.set(FieldId::kGpuNvlinkRxBytes, g, "link=\"0\"", 1024 * 2000);
-    f.set(FieldId::kGpuNvlinkTxBytes, g, "link=\"1\"", 1024 * 30);
-    f.set(FieldId::kGpuRemappedRows, g, "cause=\"correctable\"", 2);
-    f.set(FieldId::kGpuRemappedRows, g, "cause=\"uncorrectable\"", 0);
+    f.set(FieldId::kGpuNvlinkTxBytes, g, Labels{{"link", "0"}}, 1024 * 1000);
+    f.set(FieldId::kGpuNvlinkRxBytes, g, Labels{{"link", "0"}}, 1024 * 2000);
+    f.set(FieldId::kGpuNvlinkTxBytes, g, Labels{{"link", "1"}}, 1024 * 30);
+    f.set(FieldId::kGpuRemappedRows, g, Labels{{"cause", "correctable"}}, 2);
+    f.set(FieldId::kGpuRemappedRows, g, Labels{{"cause", "uncorrectable"}}, 0);
     f.set(FieldId::kGpuRowRemapFailure, g, 0);
     f.set(FieldId::kGpuGraphicsEngineActive, g, 0.95);
     f.set(FieldId::kGpuTensorActive, g, 0.4123456789);
@@ -261,11 +262,11 @@ TEST(Exposition, DcgmGoldenMig) {
   // The GPU-level pod of a MIG GPU is not an instance's.
   reg.set_gpu_pod(1, {.container = "x", .namespace_ = "x", .pod = "x"});
   reg.set_mig_pod(1, 1, {.container = "server", .namespace_ = "serve", .pod = "vllm-7b-0"});
-  const std::string gi1 = mig_labels({.uuid = "MIG-5b0c2e1d-8f3a-5e7b-a1c4-3d9e6f2a0b17", .profile = "4g.40gb",
+  const Labels gi1 = mig_labels({.uuid = "MIG-5b0c2e1d-8f3a-5e7b-a1c4-3d9e6f2a0b17", .profile = "4g.40gb",
                                       .gpu_instance = 1, .compute_instance = 0});
-  const std::string gi2a = mig_labels({.uuid = "MIG-7c1d3f2e-9a4b-5f8c-b2d5-4e0f7a3b1c28", .profile = "1c.3g.40gb",
+  const Labels gi2a = mig_labels({.uuid = "MIG-7c1d3f2e-9a4b-5f8c-b2d5-4e0f7a3b1c28", .profile = "1c.3g.40gb",
                                        .gpu_instance = 2, .compute_instance = 0});
-  const std::string gi2b = mig_labels({.uuid = "MIG-8d2e4a3f-0b5c-5a9d-c3e6-5f1a8b4c2d39", .profile = "1c.3g.40gb",
+  const Labels gi2b = mig_labels({.uuid = "MIG-8d2e4a3f-0b5c-5a9d-c3e6-5f1a8b4c2d39", .profile = "1c.3g.40gb",
                                        .gpu_instance = 2, .compute_instance = 1});
   Frame f(reg);
   f.clear(1'700'000'000'000);
@@ -291,12 +292,12 @@ TEST(Exposition, DcgmGoldenMig) {
   f.set(FieldId::kGpuGraphicsEngineActive, 0, 0.88);
   f.set(FieldId::kGpuMemoryUsed, 1, 99 * 1048576.0);  // must not leak onto an instance
   f.set(FieldId::kGpuLastXid, 1, 31);
-  for (const std::string* x : {&gi1, &gi2a, &gi2b}) f.set(FieldId::kGpuMigInfo, 1, *x, 1);
+  for (const Labels* x : {&gi1, &gi2a, &gi2b}) f.set(FieldId::kGpuMigInfo, 1, *x, 1);
   f.set(FieldId::kGpuMigMemoryUsed, 1, gi1, 30000 * 1048576.0);
   f.set(FieldId::kGpuMigMemoryFree, 1, gi1, 10440 * 1048576.0);
   f.set(FieldId::kGpuMigGraphicsEngineActive, 1, gi1, 0.75);
   f.set(FieldId::kGpuMigTensorActive, 1, gi1, 0.5);
-  for (const std::string* x : {&gi2a, &gi2b}) {
+  for (const Labels* x : {&gi2a, &gi2b}) {
     f.set(FieldId::kGpuMigMemoryUsed, 1, *x, 12 * 1048576.0);
     f.set(FieldId::kGpuMigMemoryFree, 1, *x, 40000 * 1048576.0);
   }

@@ -185,11 +185,11 @@ std::vector<uint32_t> recording_slots(const SeriesRegistry& registry, const Fiel
   if (f.type != MetricType::kHistogram) return slots;
   std::vector<uint32_t> out;
   for (uint32_t s : slots) {
-    if (histogram_part(registry.series(s).extra).suffix == "_bucket") out.push_back(s);
+    if (registry.series(s).part == HistogramPart::kBucket) out.push_back(s);
   }
-  for (std::string_view part : {"_sum", "_count"}) {
+  for (HistogramPart part : {HistogramPart::kSum, HistogramPart::kCount}) {
     for (uint32_t s : slots) {
-      if (histogram_part(registry.series(s).extra).suffix == part) out.push_back(s);
+      if (registry.series(s).part == part) out.push_back(s);
     }
   }
   return out;
@@ -199,15 +199,10 @@ std::string recording_series_text(const SeriesRegistry& registry, uint32_t slot)
   const Series& series = registry.series(slot);
   const FieldDef& f = field(series.field);
   std::string text(f.name);
-  std::string_view labels = series.labels;
-  if (f.type == MetricType::kHistogram) {
-    const HistogramPart part = histogram_part(labels);
-    text += part.suffix;
-    labels = part.labels;
-  }
-  if (!labels.empty()) {
+  text += histogram_suffix(series.part);
+  if (!series.labels.empty()) {
     text += '{';
-    text += labels;
+    text += series.labels;
     text += '}';
   }
   return text;

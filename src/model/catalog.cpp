@@ -376,7 +376,7 @@ using F = FieldId;
 
 // A row under DCGM 4.6/4.7's name that dcgm-exporter 4.9 writes instead of `renames`.
 constexpr DcgmRow N49(std::string_view name, uint16_t id, MetricType type, DcgmValue value, FieldId f, double scale,
-                      std::string_view extra, std::string_view help, bool default_counter, std::string_view renames,
+                      DcgmLabel extra, std::string_view help, bool default_counter, std::string_view renames,
                       FieldId field2 = FieldId::kCount) {
   return {name, id, type, value, f, scale, extra, help, default_counter, field2, DcgmGeneration::kDcgm49, renames};
 }
@@ -418,8 +418,8 @@ constexpr DcgmRow kDcgm[] = {
     {"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", 449, kCounter, kInt, F::kGpuNvlinkTxBytes, 1.0 / 1024.0, {},
      "Total number of NVLink bandwidth counters for all lanes.", true, F::kGpuNvlinkRxBytes},
     {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", 393, kCounter, kInt, F::kGpuRemappedRows, 1.0,
-     "cause=\"uncorrectable\"", "Number of remapped rows for uncorrectable errors", true},
-    {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", 394, kCounter, kInt, F::kGpuRemappedRows, 1.0, "cause=\"correctable\"",
+     {"cause", "uncorrectable"}, "Number of remapped rows for uncorrectable errors", true},
+    {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", 394, kCounter, kInt, F::kGpuRemappedRows, 1.0, {"cause", "correctable"},
      "Number of remapped rows for correctable errors", true},
     {"DCGM_FI_DEV_ROW_REMAP_FAILURE", 395, kGauge, kInt, F::kGpuRowRemapFailure, 1.0, {},
      "Whether remapping of rows has failed", true},
@@ -427,10 +427,10 @@ constexpr DcgmRow kDcgm[] = {
      "Whether remapping of rows is pending", false},
     // NVLink5 recovery counts (NVML fields 213-215, summed over the links).
     {"DCGM_FI_DEV_NVLINK_RECOVERY_SUCCESSFUL_TOTAL", 1211, kCounter, kInt, F::kGpuNvlinkRecoveries, 1.0,
-     "result=\"successful\"", "Number of times link went from Up to recovery, succeeded and link came back up",
+     {"result", "successful"}, "Number of times link went from Up to recovery, succeeded and link came back up",
      false},
     {"DCGM_FI_DEV_NVLINK_RECOVERY_FAILED_TOTAL", 1212, kCounter, kInt, F::kGpuNvlinkRecoveries, 1.0,
-     "result=\"failed\"", "Number of times link went from Up to recovery, failed and link was declared down",
+     {"result", "failed"}, "Number of times link went from Up to recovery, failed and link was declared down",
      false},
     {"DCGM_FI_DEV_NVLINK_RECOVERY_EVENT_TOTAL", 1213, kCounter, kInt, F::kGpuNvlinkRecoveryEvents, 1.0, {},
      "Number of times link went from Up to recovery, irrespective of the result", false},
@@ -483,9 +483,9 @@ constexpr DcgmRow kDcgm[] = {
     {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", 112, kGauge, kInt, F::kGpuClockEventReasons, 1.0, {},
      "Current clock throttle reasons (bitmask; older name of DCGM_FI_DEV_CLOCKS_EVENT_REASONS)."},
     {"DCGM_FI_DEV_PSTATE", 190, kGauge, kInt, F::kGpuPstate, 1.0, {}, "Performance state (P-State) 0-15."},
-    {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", 310, kCounter, kInt, F::kGpuEccErrors, 1.0, "type=\"corrected\"",
+    {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", 310, kCounter, kInt, F::kGpuEccErrors, 1.0, {"type", "corrected"},
      "Total number of single-bit volatile ECC errors."},
-    {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", 311, kCounter, kInt, F::kGpuEccErrors, 1.0, "type=\"uncorrected\"",
+    {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", 311, kCounter, kInt, F::kGpuEccErrors, 1.0, {"type", "uncorrected"},
      "Total number of double-bit volatile ECC errors."},
     // ---- the names of DCGM 4.6/4.7 that dcgm-exporter 4.9 writes by default (units changed where DCGM's did:
     // Hz, J, 0..1 ratios, bytes, B/s), then dcgm-exporter 4.10's profiling byte rates (read, never written).
@@ -525,10 +525,10 @@ constexpr DcgmRow kDcgm[] = {
         "NVLink throughput over all links, both directions (in B/s).", true, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
         F::kGpuNvlinkRxRate),
     N49("DCGM_FI_DEV_ROW_REMAP_UNCORRECTABLE_TOTAL", 393, kCounter, kInt, F::kGpuRemappedRows, 1.0,
-        "cause=\"uncorrectable\"", "Number of remapped rows for uncorrectable errors", true,
+        {"cause", "uncorrectable"}, "Number of remapped rows for uncorrectable errors", true,
         "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"),
     N49("DCGM_FI_DEV_ROW_REMAP_CORRECTABLE_TOTAL", 394, kCounter, kInt, F::kGpuRemappedRows, 1.0,
-        "cause=\"correctable\"", "Number of remapped rows for correctable errors", true,
+        {"cause", "correctable"}, "Number of remapped rows for correctable errors", true,
         "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"),
     N49("DCGM_FI_DEV_ROW_REMAP_FAILED", 395, kGauge, kInt, F::kGpuRowRemapFailure, 1.0, {},
         "Whether remapping of rows has failed", true, "DCGM_FI_DEV_ROW_REMAP_FAILURE"),

@@ -252,6 +252,12 @@ enum class DcgmValue : uint8_t {
 };
 // The generations of dcgm-exporter's names (the order is the release order).
 enum class DcgmGeneration : uint8_t { kClassic, kDcgm49, kDcgm410 };
+// One label name and value of a DCGM row (a compile-time table, so views).
+struct DcgmLabel {
+  std::string_view name, value;
+  bool empty() const { return name.empty(); }
+};
+
 struct DcgmRow {
   std::string_view name;  // e.g. "DCGM_FI_DEV_FB_USED"
   uint16_t id;            // DCGM field id
@@ -259,9 +265,10 @@ struct DcgmRow {
   DcgmValue value;
   FieldId field;          // the catalog field it reads
   double scale = 1.0;     // our unit -> DCGM's (bytes -> MiB is 2^-20)
-  // Only the series of `field` whose extra labels are exactly this ("" =
-  // none), so that one field with a label can feed two DCGM names.
-  std::string_view extra = {};
+  // Only the series of `field` whose extra labels are exactly this one
+  // label (empty name: none), so that one field with a label can feed two
+  // DCGM names.
+  DcgmLabel extra = {};
   std::string_view help = {};
   bool default_counter = false;  // a row of dcgm-exporter's etc/default-counters.csv
   // Sum over every series of `field` and `field2` of the GPU (all NVLink

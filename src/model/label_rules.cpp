@@ -116,8 +116,8 @@ LabelCheck check_label(std::string_view name, std::string_view value, const Labe
 
 namespace {
 
-template <class Labels>
-LabelCheck check_all(const Labels& labels, const LabelLimits& limits, LabelKind kind) {
+template <class LabelSeq>
+LabelCheck check_all(const LabelSeq& labels, const LabelLimits& limits, LabelKind kind) {
   if (labels.size() > limits.max_labels) {
     return bad(LabelProblem::kCount, std::to_string(labels.size()) + " labels, more than " +
                                          std::to_string(limits.max_labels));

@@ -150,7 +150,7 @@ TEST(Profiles, RegistryMaskDropsFieldsFromFrames) {
   f.clear(1);
   f.set(FieldId::kGpuUtilization, 0, 0.5);
   f.set(FieldId::kGpuPower, 0, 300);
-  f.set(FieldId::kGpuNvlinkTxBytes, 0, "link=\"0\"", 1);
+  f.set(FieldId::kGpuNvlinkTxBytes, 0, Labels{{"link", "0"}}, 1);
   f.set(FieldId::kGpuUp, 0, 1);
   EXPECT_EQ(f.values().size(), 2u);
   EXPECT_EQ(reg.count(), 2u);  // no series made for the dropped fields

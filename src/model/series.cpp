@@ -6,17 +6,6 @@
 
 namespace gpulens {
 
-void append_escaped(std::string& out, std::string_view value) {
-  for (char c : value) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      default: out += c;
-    }
-  }
-}
-
 std::string label(std::string_view name, std::string_view value) {
   std::string out;
   out.reserve(name.size() + value.size() + 3);
@@ -26,50 +15,57 @@ std::string label(std::string_view name, std::string_view value) {
   return out;
 }
 
-std::string mig_labels(const MigIdentity& mig) {
-  return label("mig_uuid", mig.uuid) + "," + label("mig_profile", mig.profile) + "," +
-         label("gpu_instance_id", std::to_string(mig.gpu_instance)) + "," +
-         label("compute_instance_id", std::to_string(mig.compute_instance));
+Labels mig_labels(const MigIdentity& mig) {
+  return Labels{{"mig_uuid", mig.uuid},
+                {"mig_profile", mig.profile},
+                {"gpu_instance_id", std::to_string(mig.gpu_instance)},
+                {"compute_instance_id", std::to_string(mig.compute_instance)}};
 }
 
-HistogramPart histogram_part(std::string_view labels) {
-  for (std::string_view part : {std::string_view("sum"), std::string_view("count")}) {
-    if (!labels.starts_with(part)) continue;
-    if (labels.size() == part.size()) return {part == "sum" ? "_sum" : "_count", {}};
-    if (labels[part.size()] == ',') return {part == "sum" ? "_sum" : "_count", labels.substr(part.size() + 1)};
-  }
-  return {"_bucket", labels};
-}
-
-std::string label_value(std::string_view extra, std::string_view name) {
-  size_t i = 0;
-  while (i < extra.size()) {
-    const size_t eq = extra.find("=\"", i);
-    if (eq == std::string_view::npos) return {};
-    const bool match = extra.substr(i, eq - i) == name;
-    std::string value;
-    size_t j = eq + 2;
-    for (; j < extra.size() && extra[j] != '"'; ++j) {
-      if (extra[j] == '\\' && j + 1 < extra.size()) {
-        ++j;
-        value += extra[j] == 'n' ? '\n' : extra[j];
-      } else {
-        value += extra[j];
-      }
-    }
-    if (match) return value;
-    i = j + 1;
-    if (i < extra.size() && extra[i] == ',') ++i;
+std::string_view histogram_suffix(HistogramPart part) {
+  switch (part) {
+    case HistogramPart::kBucket: return "_bucket";
+    case HistogramPart::kSum: return "_sum";
+    case HistogramPart::kCount: return "_count";
+    case HistogramPart::kNone: break;
   }
   return {};
 }
 
-std::string label_in_key(std::string_view key, std::string_view name) {
+KeyText key_from_text(std::string_view key) {
+  KeyText out;
   const size_t open = key.find('{');
-  if (open == std::string_view::npos) return {};
-  std::string_view labels = key.substr(open + 1);
-  if (labels.ends_with('}')) labels.remove_suffix(1);
-  return label_value(histogram_part(labels).labels, name);  // a histogram's "sum,"/"count," word is no label
+  out.name = std::string(key.substr(0, open));
+  if (open == std::string_view::npos) return out;
+  std::string_view text = key.substr(open + 1);
+  if (text.ends_with('}')) text.remove_suffix(1);
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t stop = text.find_first_of("=,", i);
+    if (stop == std::string_view::npos || text[stop] == ',') {  // a bare word: the histogram part
+      const std::string_view word = text.substr(i, stop == std::string_view::npos ? std::string_view::npos : stop - i);
+      if (word == "sum") out.part = HistogramPart::kSum;
+      if (word == "count") out.part = HistogramPart::kCount;
+      i = stop == std::string_view::npos ? text.size() : stop + 1;
+      continue;
+    }
+    if (stop + 1 >= text.size() || text[stop + 1] != '"') break;  // not a key this API writes
+    std::string value;
+    size_t j = stop + 2;
+    for (; j < text.size() && text[j] != '"'; ++j) {
+      if (text[j] == '\\' && j + 1 < text.size()) {
+        ++j;
+        value += text[j] == 'n' ? '\n' : text[j];
+      } else {
+        value += text[j];
+      }
+    }
+    out.labels.set(text.substr(i, stop - i), value);
+    i = j + 1;
+    if (i < text.size() && text[i] == ',') ++i;
+  }
+  if (out.part == HistogramPart::kNone && out.labels.has("le")) out.part = HistogramPart::kBucket;
+  return out;
 }
 
 void SeriesRegistry::set_gpu(int index, GpuIdentity id) {
@@ -212,11 +208,10 @@ std::vector<uint32_t> SeriesRegistry::release_locked(const std::vector<uint32_t>
     if (slot >= series_.size() || looked_up_[slot]) continue;
     Series& s = series_[slot];
     if (s.gpu == kFreedEntity) continue;  // already free
-    key_into(key_buf_, s.field, s.gpu, s.extra);
-    index_.erase(key_buf_);
+    index_.erase(slot);  // before the series changes: the index hashes it
     auto& of = by_field_[static_cast<size_t>(s.field)];
     std::erase(of, slot);
-    s = Series{s.field, kFreedEntity, {}, {}};
+    s = Series{s.field, kFreedEntity, {}, HistogramPart::kNone, {}};
     free_.push_back(slot);
     freed.push_back(slot);
   }
@@ -229,41 +224,56 @@ void SeriesRegistry::mark_short_lived(uint32_t slot) {
   if (slot < short_lived_.size() && series_[slot].gpu != kFreedEntity) short_lived_[slot] = 1;
 }
 
-void SeriesRegistry::key_into(std::string& out, FieldId field, int gpu, std::string_view extra) {
-  out.clear();
-  char buf[16];
-  auto f = std::to_chars(buf, buf + sizeof buf, static_cast<int>(field)).ptr;
-  out.append(buf, f);
-  out += '/';
-  f = std::to_chars(buf, buf + sizeof buf, gpu).ptr;
-  out.append(buf, f);
-  out += '/';
-  out.append(extra);
+Labels SeriesRegistry::all_labels(uint32_t slot) const {
+  const Series& s = series_[slot];
+  Labels out = s.extra;
+  if (s.gpu != kFreedEntity && gpulens::field(s.field).scope == Scope::kGpu) {
+    const GpuIdentity* id = gpu(s.gpu);
+    out.set("gpu", std::to_string(s.gpu));
+    out.set("gpu_uuid", id ? std::string_view(id->uuid) : std::string_view());
+    out.set("gpu_name", id ? std::string_view(id->name) : std::string_view());
+  }
+  return out;
 }
 
-uint32_t SeriesRegistry::slot(FieldId field, int gpu, std::string_view extra) {
-  // Lookups come from the collecting threads; the key buffer is reused, so
-  // take the lock for the whole call (uncontended: one lock per value).
+size_t SeriesRegistry::key_hash(FieldId field, int gpu, HistogramPart part, const Labels& extra) {
+  size_t h = extra.hash();
+  h ^= (static_cast<size_t>(field) << 20 | static_cast<size_t>(part) << 16 | static_cast<uint16_t>(gpu)) +
+       0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+size_t SeriesRegistry::SlotHash::operator()(uint32_t slot) const {
+  const Series& s = (*series)[slot];
+  return key_hash(s.field, s.gpu, s.part, s.extra);
+}
+
+bool SeriesRegistry::SlotEq::operator()(const KeyRef& k, uint32_t slot) const {
+  const Series& s = (*series)[slot];
+  return s.field == k.field && s.gpu == k.gpu && s.part == k.part && s.extra == *k.extra;
+}
+
+uint32_t SeriesRegistry::slot(FieldId field, int gpu, const Labels& extra, HistogramPart part) {
+  const FieldDef& def = gpulens::field(field);
+  if (def.type == MetricType::kHistogram && part == HistogramPart::kNone) part = HistogramPart::kBucket;
+  // Lookups come from the collecting threads: one uncontended lock per value.
   std::lock_guard lock(mu_);
-  key_into(key_buf_, field, gpu, extra);
-  if (auto it = index_.find(std::string_view(key_buf_)); it != index_.end()) {
-    looked_up_[it->second] = 1;
-    return it->second;
+  if (auto it = index_.find(KeyRef{field, gpu, part, &extra}); it != index_.end()) {
+    looked_up_[*it] = 1;
+    return *it;
   }
 
-  Series s{field, gpu, std::string(extra), {}};
-  const FieldDef& def = gpulens::field(field);
+  Series s{field, gpu, extra, part, {}};
   const GpuIdentity* id =
       gpu >= 0 && gpu < static_cast<int>(gpus_.size()) ? &gpus_[gpu] : nullptr;
-  std::string idx = std::to_string(gpu);
   if (def.scope == Scope::kGpu) {
-    s.labels = label("gpu", idx);
+    s.labels = label("gpu", std::to_string(gpu));
     s.labels += ',' + label("gpu_uuid", id ? id->uuid : "");
     s.labels += ',' + label("gpu_name", id ? id->name : "");
   }
   if (!extra.empty()) {
     if (!s.labels.empty()) s.labels += ',';
-    s.labels += extra;
+    extra.render(s.labels);
   }
   uint32_t slot;
   if (!free_.empty()) {
@@ -281,7 +291,7 @@ uint32_t SeriesRegistry::slot(FieldId field, int gpu, std::string_view extra) {
   }
   looked_up_[slot] = 1;
   by_field_[static_cast<size_t>(field)].push_back(slot);
-  index_.emplace(key_buf_, slot);
+  index_.insert(slot);
   return slot;
 }
 

@@ -1,8 +1,10 @@
 // Series identity and the registry that numbers them.
 //
 // A series is a field plus the entity it describes (a GPU index, or the node)
-// plus any extra labels ("link=\"3\"", "mode=\"user\""), kept pre-escaped in
-// exposition form. The registry gives every distinct series a dense slot
+// plus its extra labels as data (model/labels.h: {link="3"}, {mode="user"})
+// plus, for a histogram, which part it is (a bucket, the sum, the count). The
+// exposition text of its labels is rendered once, when the series is
+// created, into Series::labels: the cache /metrics copies. The registry gives every distinct series a dense slot
 // number, and keeps it until release_locked() frees it (the history does so
 // for series gone longer than its window: processes and pushers come and go,
 // and their slots must not pile up); a freed slot is reused by the next new
@@ -14,7 +16,8 @@
 //
 //   SeriesRegistry reg;
 //   reg.set_gpu(0, {.uuid = "GPU-1", .name = "NVIDIA H200"});
-//   uint32_t s = reg.slot(FieldId::kGpuPower, 0, "");
+//   uint32_t s = reg.slot(FieldId::kGpuPower, 0);
+//   uint32_t l = reg.slot(FieldId::kGpuNvlinkTxBytes, 0, Labels{{"link", "3"}});
 //
 // Thread-safety: slot() and set_gpu() take an internal lock to append; read
 // accessors (series(), count()) are safe under lock() or from the thread that
@@ -32,10 +35,11 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "model/catalog.h"
+#include "model/labels.h"
 
 namespace gpulens {
 
@@ -68,11 +72,24 @@ enum class PodOrigin : uint8_t { kAgent, kScrape };
 // `Hostname`, newer releases `hostname`; kNone leaves it out (its -n).
 enum class DcgmHostLabel : uint8_t { kHostname, kLowercase, kNone };
 
+// Which part of a histogram a series is. A histogram's buckets carry their
+// `le` among the extra labels; its _sum and _count are parts of their own.
+// kNone is every series of a field that is not a histogram (the registry
+// turns kNone on a histogram field into kBucket).
+enum class HistogramPart : uint8_t { kNone, kBucket, kSum, kCount };
+// "_bucket", "_sum", "_count"; "" for kNone.
+std::string_view histogram_suffix(HistogramPart part);
+
 struct Series {
   FieldId field;
   int gpu;                  // GPU index, or kNodeEntity
-  std::string extra;        // pre-escaped extra labels, e.g. link="3"
-  std::string labels;       // full label set without braces, exposition form
+  Labels extra;             // the series' own labels, e.g. {link="3"}
+  HistogramPart part = HistogramPart::kNone;
+  // The exposition text of the whole label set, without braces: the GPU
+  // scope's gpu, gpu_uuid, gpu_name (in that order, as since the first
+  // release) then `extra` rendered in name order. A cache for /metrics and
+  // what needs exactly that text; read labels from `extra`.
+  std::string labels;
 };
 
 class SeriesRegistry {
@@ -126,14 +143,20 @@ class SeriesRegistry {
   void set_field_mask(const std::bitset<kFieldCount>& mask) { mask_ = mask; }
   bool collects(FieldId field) const { return mask_.test(static_cast<size_t>(field)); }
 
-  // The slot of (field, gpu, extra), created on first use.
-  uint32_t slot(FieldId field, int gpu, std::string_view extra = {});
+  // The slot of (field, gpu, extra, part), created on first use. The
+  // lookup hashes the labels in place: nothing is built or copied unless the
+  // series is new.
+  uint32_t slot(FieldId field, int gpu, const Labels& extra = {}, HistogramPart part = HistogramPart::kNone);
 
   // Slots handed out so far, freed ones included (the bound of slot numbers).
   size_t count() const;
   // Slots in use: count() less the freed ones.
   size_t live_count() const;
   const Series& series(uint32_t slot) const { return series_[slot]; }
+  // The whole label set of `slot` as data: a GPU-scoped field's gpu,
+  // gpu_uuid and gpu_name with the series' own extra labels (what
+  // Series::labels renders). Call under mutex().
+  Labels all_labels(uint32_t slot) const;
   // Raised each time `slot` is reused for another series (0 at creation).
   // Call under mutex().
   uint32_t generation(uint32_t slot) const { return generation_[slot]; }
@@ -156,16 +179,33 @@ class SeriesRegistry {
   std::mutex& mutex() const { return mu_; }
 
  private:
-  struct KeyHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view k) const { return std::hash<std::string_view>{}(k); }
+  // The index holds slot numbers and hashes/compares the series they name;
+  // a lookup passes a KeyRef to the labels the caller holds.
+  struct KeyRef {
+    FieldId field;
+    int gpu;
+    HistogramPart part;
+    const Labels* extra;
   };
-  static void key_into(std::string& out, FieldId field, int gpu, std::string_view extra);
+  static size_t key_hash(FieldId field, int gpu, HistogramPart part, const Labels& extra);
+  struct SlotHash {
+    using is_transparent = void;
+    const std::deque<Series>* series;
+    size_t operator()(uint32_t slot) const;
+    size_t operator()(const KeyRef& k) const { return key_hash(k.field, k.gpu, k.part, *k.extra); }
+  };
+  struct SlotEq {
+    using is_transparent = void;
+    const std::deque<Series>* series;
+    bool operator()(uint32_t a, uint32_t b) const { return a == b; }
+    bool operator()(const KeyRef& k, uint32_t slot) const;
+    bool operator()(uint32_t slot, const KeyRef& k) const { return (*this)(k, slot); }
+  };
 
   mutable std::mutex mu_;
   std::deque<Series> series_;
   std::vector<uint32_t> by_field_[kFieldCount];
-  std::unordered_map<std::string, uint32_t, KeyHash, std::equal_to<>> index_;
+  std::unordered_set<uint32_t, SlotHash, SlotEq> index_{16, SlotHash{&series_}, SlotEq{&series_}};
   std::vector<uint32_t> free_;           // freed slots, reused last in first out
   std::vector<uint8_t> looked_up_;       // per slot: returned by slot() since the last release
   std::vector<uint32_t> generation_;     // per slot
@@ -188,7 +228,6 @@ class SeriesRegistry {
   bool dcgm_driver_ = true;
   std::string dcgm_driver_name_ = "DCGM_FI_DRIVER_VERSION";
   std::bitset<kFieldCount> mask_ = std::bitset<kFieldCount>().set();
-  std::string key_buf_;
 };
 
 // A MIG instance: GPU instance `gpu_instance` of its parent GPU, compute
@@ -202,33 +241,24 @@ struct MigIdentity {
 };
 
 // The extra labels of every series of a MIG instance (the gpu_mig_* fields,
-// and the process series of a GPU in MIG mode after their own labels), in
-// this order; the series' gpu is the parent GPU's index:
-//   mig_uuid="MIG-…",mig_profile="1g.18gb",gpu_instance_id="1",compute_instance_id="0"
+// and the process series of a GPU in MIG mode beside their own labels); the
+// series' gpu is the parent GPU's index:
+//   compute_instance_id="0",gpu_instance_id="1",mig_profile="1g.18gb",mig_uuid="MIG-…"
 // dcgm-exporter's GPU_I_PROFILE is mig_profile and GPU_I_ID gpu_instance_id.
-std::string mig_labels(const MigIdentity& mig);
+Labels mig_labels(const MigIdentity& mig);
 
-// The unescaped value of label `name` in an extra-label string written by
-// label()/mig_labels() ("" when absent): label_value(extra, "gpu_instance_id").
-std::string label_value(std::string_view extra, std::string_view name);
-// The same in a series key as /metrics and the JSON API write it
-// (`metric{a="x",b="y"}`, a histogram part's `metric{sum,a="x"}`):
-// label_in_key(key, "pid").
-std::string label_in_key(std::string_view key, std::string_view name);
-
-// A histogram series' part: the pseudo-extras "sum" and "count" (frame.h),
-// alone or as the leading word before the series' own labels
-// (`sum,engine="vllm"`), name its _sum and _count; anything else is a bucket.
-// `labels` is what the series carries without that word.
-struct HistogramPart {
-  std::string_view suffix;  // "_bucket", "_sum", "_count"
-  std::string_view labels;
+// The one reader of label text, for what comes from outside the process:
+// a key of /api/v1/current's `fields` as agents of the previous release
+// write them, `metric{a="x",b="y"}` (a histogram part's `metric{sum,a="x"}`).
+// Nothing in-process parses label text; a series' labels are Series::extra.
+// Its name, its labels as data and its histogram part (kBucket when it has an le).
+struct KeyText {
+  std::string name;
+  Labels labels;
+  HistogramPart part = HistogramPart::kNone;
 };
-HistogramPart histogram_part(std::string_view extra_or_labels);
+KeyText key_from_text(std::string_view key);
 
-// Appends `value` escaped for a label value (\\, \", \n): also a PromQL
-// string's and a YAML double-quoted scalar's escaping, used for both.
-void append_escaped(std::string& out, std::string_view value);
 // `name="value"` with the value escaped; join several with ','.
 std::string label(std::string_view name, std::string_view value);
 

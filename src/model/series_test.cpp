@@ -11,7 +11,7 @@ TEST(SeriesRegistry, SameKeySameSlot) {
   reg.set_gpu(0, {.uuid = "GPU-a", .name = "NVIDIA H200", .pci_bus_id = "", .serial = ""});
   uint32_t a = reg.slot(FieldId::kGpuPower, 0);
   uint32_t b = reg.slot(FieldId::kGpuPower, 0);
-  uint32_t c = reg.slot(FieldId::kGpuNvlinkTxBytes, 0, "link=\"1\"");
+  uint32_t c = reg.slot(FieldId::kGpuNvlinkTxBytes, 0, Labels{{"link", "1"}});
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
   EXPECT_EQ(reg.count(), 2u);
@@ -73,50 +73,75 @@ TEST(SeriesRegistry, DcgmPartsAndMigPods) {
 
 TEST(SeriesRegistry, NodeSeriesHaveOnlyExtraLabels) {
   SeriesRegistry reg;
-  uint32_t s = reg.slot(FieldId::kHostCpuSeconds, kNodeEntity, "mode=\"user\"");
+  uint32_t s = reg.slot(FieldId::kHostCpuSeconds, kNodeEntity, Labels{{"mode", "user"}});
   EXPECT_EQ(reg.series(s).labels, "mode=\"user\"");
 }
 
-TEST(Labels, HistogramParts) {
-  EXPECT_EQ(histogram_part("sum").suffix, "_sum");
-  EXPECT_EQ(histogram_part("sum").labels, "");
-  EXPECT_EQ(histogram_part("count,engine=\"vllm\"").suffix, "_count");
-  EXPECT_EQ(histogram_part("count,engine=\"vllm\"").labels, "engine=\"vllm\"");
-  EXPECT_EQ(histogram_part("le=\"0.1\"").suffix, "_bucket");
-  EXPECT_EQ(histogram_part("engine=\"vllm\",le=\"0.1\"").labels, "engine=\"vllm\",le=\"0.1\"");
-  // A label whose name merely starts with "sum" is a bucket's label.
-  EXPECT_EQ(histogram_part("summary=\"x\",le=\"1\"").suffix, "_bucket");
+TEST(SeriesRegistry, HistogramPartsAreTypedAndKeepSeriesApart) {
+  SeriesRegistry reg;
+  const Labels engine{{"engine", "vllm"}};
+  // A histogram field's series without a part is a bucket.
+  const uint32_t bucket = reg.slot(FieldId::kServingLatency, kNodeEntity, Labels{{"le", "0.1"}});
+  const uint32_t sum = reg.slot(FieldId::kServingLatency, kNodeEntity, engine, HistogramPart::kSum);
+  const uint32_t count = reg.slot(FieldId::kServingLatency, kNodeEntity, engine, HistogramPart::kCount);
+  EXPECT_EQ(reg.series(bucket).part, HistogramPart::kBucket);
+  EXPECT_EQ(reg.series(sum).part, HistogramPart::kSum);
+  EXPECT_NE(sum, count);  // same labels, another part: another series
+  EXPECT_EQ(reg.slot(FieldId::kServingLatency, kNodeEntity, engine, HistogramPart::kSum), sum);
+  EXPECT_EQ(reg.series(sum).labels, "engine=\"vllm\"");  // the part is no label
+  EXPECT_EQ(histogram_suffix(HistogramPart::kCount), "_count");
+  EXPECT_EQ(histogram_suffix(HistogramPart::kNone), "");
+  // Not a histogram: no part.
+  EXPECT_EQ(reg.series(reg.slot(FieldId::kGpuPower, 0)).part, HistogramPart::kNone);
+}
+
+TEST(SeriesRegistry, ExtraLabelsRenderSortedAfterTheGpuScope) {
+  SeriesRegistry reg;
+  reg.set_gpu(0, {.uuid = "GPU-a", .name = "H", .pci_bus_id = "", .serial = ""});
+  const uint32_t s = reg.slot(FieldId::kGpuProcessMemoryUsed, 0, Labels{{"pid", "7"}, {"container", "c\"x"}});
+  EXPECT_EQ(reg.series(s).labels, "gpu=\"0\",gpu_uuid=\"GPU-a\",gpu_name=\"H\",container=\"c\\\"x\",pid=\"7\"");
+  EXPECT_EQ(reg.series(s).extra.get("container"), "c\"x");
+  std::lock_guard lock(reg.mutex());
+  const Labels all = reg.all_labels(s);
+  EXPECT_EQ(all.get("gpu_uuid"), "GPU-a");
+  EXPECT_EQ(all.get("pid"), "7");
+  EXPECT_EQ(all.size(), 5u);
 }
 
 TEST(Labels, Escaping) {
   EXPECT_EQ(label("a", "x\"y\\z\nw"), "a=\"x\\\"y\\\\z\\nw\"");
 }
 
-TEST(Labels, ReadBackFromASeriesKey) {
+TEST(KeyFromText, ReadsTheKeysOfThePreviousReleasesJson) {
   // A quote or comma inside a value (a pod name an outside writer chose)
   // neither ends the value nor starts a label.
   const std::string key = "gpu_allocator_ooms_total{pid=\"7\"," + label("pod", "a\",pid=\"9") + ",pool=\"large\"}";
-  EXPECT_EQ(label_in_key(key, "pid"), "7");
-  EXPECT_EQ(label_in_key(key, "pod"), "a\",pid=\"9");
-  EXPECT_EQ(label_in_key(key, "pool"), "large");
-  EXPECT_EQ(label_in_key(key, "ool"), "");
-  EXPECT_EQ(label_in_key("up", "pid"), "");
-  EXPECT_EQ(label_in_key("up{}", "pid"), "");
-  // A histogram's sum and count carry their part as a bare leading word.
-  EXPECT_EQ(label_in_key("serving_ttft_seconds{sum,engine=\"vllm\"}", "engine"), "vllm");
-  EXPECT_EQ(label_in_key("serving_ttft_seconds{count}", "engine"), "");
+  const KeyText k = key_from_text(key);
+  EXPECT_EQ(k.name, "gpu_allocator_ooms_total");
+  EXPECT_EQ(k.labels.get("pid"), "7");
+  EXPECT_EQ(k.labels.get("pod"), "a\",pid=\"9");
+  EXPECT_EQ(k.labels.get("pool"), "large");
+  EXPECT_EQ(k.labels.size(), 3u);
+  EXPECT_EQ(k.part, HistogramPart::kNone);
+  EXPECT_EQ(key_from_text("up").name, "up");
+  EXPECT_TRUE(key_from_text("up{}").labels.empty());
+  // A histogram's sum and count carry their part as a bare leading word; a bucket its le.
+  const KeyText sum = key_from_text("serving_ttft_seconds{sum,engine=\"vllm\"}");
+  EXPECT_EQ(sum.part, HistogramPart::kSum);
+  EXPECT_EQ(sum.labels.get("engine"), "vllm");
+  EXPECT_EQ(key_from_text("serving_ttft_seconds{count}").part, HistogramPart::kCount);
+  EXPECT_EQ(key_from_text("serving_ttft_seconds{le=\"0.1\"}").part, HistogramPart::kBucket);
+  // What render() writes reads back equal.
+  const Labels l{{"a", "x\\y\nz\""}, {"b", ""}};
+  EXPECT_EQ(key_from_text("m{" + l.render() + "}").labels, l);
 }
 
-TEST(MigLabels, FixedOrderAndReadBack) {
-  const std::string extra = mig_labels({.uuid = "MIG-1f2e", .profile = "1g.18gb", .gpu_instance = 9, .compute_instance = 0});
-  EXPECT_EQ(extra, "mig_uuid=\"MIG-1f2e\",mig_profile=\"1g.18gb\",gpu_instance_id=\"9\",compute_instance_id=\"0\"");
-  EXPECT_EQ(label_value(extra, "mig_profile"), "1g.18gb");
-  EXPECT_EQ(label_value(extra, "gpu_instance_id"), "9");
-  EXPECT_EQ(label_value(extra, "compute_instance_id"), "0");
-  EXPECT_EQ(label_value(extra, "instance_id"), "");  // a suffix of a name is not the name
-  const std::string odd = label("pid", "7") + "," + label("container", "a\"b,c=\"d") + "," + extra;
-  EXPECT_EQ(label_value(odd, "container"), "a\"b,c=\"d");
-  EXPECT_EQ(label_value(odd, "gpu_instance_id"), "9");
+TEST(MigLabels, SortedAndReadBack) {
+  const Labels mig = mig_labels({.uuid = "MIG-1f2e", .profile = "1g.18gb", .gpu_instance = 9, .compute_instance = 0});
+  EXPECT_EQ(mig.render(), "compute_instance_id=\"0\",gpu_instance_id=\"9\",mig_profile=\"1g.18gb\",mig_uuid=\"MIG-1f2e\"");
+  EXPECT_EQ(mig.get("mig_profile"), "1g.18gb");
+  EXPECT_EQ(mig.get("gpu_instance_id"), "9");
+  EXPECT_EQ(mig.get("instance_id"), "");  // a suffix of a name is not the name
 }
 
 }  // namespace

@@ -138,14 +138,13 @@ bool XidLedger::claimed(std::string_view bus) const {
 void XidLedger::fill(Frame& frame, int gpu, const Gpu& g) {
   if (g.counts.empty()) return;
   for (const auto& [code, n] : g.counts) {
-    frame.set(FieldId::kGpuXidErrors, gpu, "xid=\"" + std::to_string(code) + "\"", static_cast<double>(n));
+    frame.set(FieldId::kGpuXidErrors, gpu, Labels{{"xid", std::to_string(code)}}, static_cast<double>(n));
   }
   frame.set(FieldId::kGpuLastXid, gpu, static_cast<double>(g.last));
   frame.set(FieldId::kGpuLastXidTime, gpu, g.last_time);
   const std::string_view text = g.last_message.empty() ? xid_message(g.last) : std::string_view(g.last_message);
   frame.set(FieldId::kGpuLastXidInfo, gpu,
-            label("xid", std::to_string(g.last)) + "," + label("message", text.substr(0, 256)) + "," +
-                label("path", xid_path_name(g.last_path)),
+            Labels{{"xid", std::to_string(g.last)}, {"message", text.substr(0, 256)}, {"path", xid_path_name(g.last_path)}},
             1);
 }
 

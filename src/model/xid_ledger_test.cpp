@@ -71,14 +71,14 @@ TEST(XidLedger, FillsTheCatalogFieldsWithTheMessage) {
   std::map<std::string, double> got;
   for (const auto& v : f.values()) {
     const Series& s = reg.series(v.slot);
-    got[std::string(field(s.field).name) + "{" + s.extra + "}"] = v.value;
+    got[std::string(field(s.field).name) + "{" + s.extra.render() + "}"] = v.value;
     EXPECT_EQ(s.gpu, 2);
   }
   EXPECT_EQ(got.at("gpu_xid_errors_total{xid=\"48\"}"), 1);
   EXPECT_EQ(got.at("gpu_xid_errors_total{xid=\"79\"}"), 1);
   EXPECT_EQ(got.at("gpu_last_xid{}"), 79);
   EXPECT_EQ(got.at("gpu_last_xid_timestamp_seconds{}"), 20);
-  EXPECT_EQ(got.at("gpu_last_xid_info{xid=\"79\",message=\"GPU has fallen off the bus.\",path=\"kernel_log\"}"), 1);
+  EXPECT_EQ(got.at("gpu_last_xid_info{message=\"GPU has fallen off the bus.\",path=\"kernel_log\",xid=\"79\"}"), 1);
 }
 
 TEST(XidAdvice, CoversTheCommonXidsWithAnAction) {

@@ -25,7 +25,9 @@
 
 namespace gpulens::push {
 
-using Labels = std::vector<std::pair<std::string, std::string>>;  // in arrival order
+// Labels as a pusher sent them, in arrival order and not yet checked; the
+// store checks them (model/label_rules.h) and keeps them as model/labels.h Labels.
+using LabelPairs = std::vector<std::pair<std::string, std::string>>;
 
 struct PushLimits {
   size_t max_body_bytes = 1 << 20;     // push.max_body_bytes
@@ -40,7 +42,7 @@ struct PushLimits {
 
 struct PushedSample {
   std::string name;
-  Labels labels;
+  LabelPairs labels;
   double value = 0;
   std::string type;  // "counter", "gauge", "untyped"... from # TYPE (text) or the OTLP kind
   std::string where; // "line 3" (text) or the JSON path of the point (OTLP), for error messages
@@ -48,14 +50,14 @@ struct PushedSample {
 
 // "/metrics/job/<job>{/<label>/<value>}" with @base64 (URL-safe, padding
 // optional, "=" for empty) and percent-decoding. `job` first and non-empty.
-Result<Labels> parse_group_path(std::string_view path, const PushLimits& limits);
+Result<LabelPairs> parse_group_path(std::string_view path, const PushLimits& limits);
 
 // Prometheus text format 0.0.4. Refuses timestamps (as the Pushgateway does),
 // CR line endings, a last line without "\n", duplicate series.
 Result<std::vector<PushedSample>> parse_text_body(std::string_view body, const PushLimits& limits);
 
 struct OtlpResource {
-  Labels attributes;                  // the resource's attributes
+  LabelPairs attributes;                  // the resource's attributes
   std::vector<PushedSample> samples;  // labels: the point's attributes only
 };
 struct OtlpResult {

@@ -14,7 +14,7 @@ const PushLimits kLimits;
 TEST(PushPath, GroupingKeyWithBase64AndPercentEncoding) {
   auto k = parse_group_path("/metrics/job/trainer/pid/4242", kLimits);
   ASSERT_TRUE(k.ok()) << k.status().message();
-  EXPECT_EQ(*k, (Labels{{"job", "trainer"}, {"pid", "4242"}}));
+  EXPECT_EQ(*k, (LabelPairs{{"job", "trainer"}, {"pid", "4242"}}));
   // The Pushgateway README's examples.
   k = parse_group_path("/metrics/job/directory_cleaner/path@base64/L3Zhci90bXA", kLimits);
   ASSERT_TRUE(k.ok()) << k.status().message();
@@ -131,12 +131,12 @@ TEST(PushOtlp, AcceptsGaugesAndSumsShapedLikeTheSpecExamples) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->resources.size(), 1u);
   const auto& res = r->resources[0];
-  EXPECT_EQ(res.attributes, (Labels{{"service_name", "my.service"}, {"process_pid", "4242"}}));
+  EXPECT_EQ(res.attributes, (LabelPairs{{"service_name", "my.service"}, {"process_pid", "4242"}}));
   ASSERT_EQ(res.samples.size(), 2u);
   EXPECT_EQ(res.samples[0].name, "gpu_allocator_retries_total");
   EXPECT_EQ(res.samples[0].type, "counter");
   EXPECT_EQ(res.samples[0].value, 5);
-  EXPECT_EQ(res.samples[0].labels, (Labels{{"gpu_uuid", "GPU-1"}}));
+  EXPECT_EQ(res.samples[0].labels, (LabelPairs{{"gpu_uuid", "GPU-1"}}));
   EXPECT_EQ(res.samples[1].name, "gpu_memory_fragmentation_ratio");
   EXPECT_DOUBLE_EQ(res.samples[1].value, 0.61);
   EXPECT_EQ(res.samples[1].labels[1].second, "9007199254740993");

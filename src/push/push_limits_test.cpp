@@ -36,7 +36,7 @@ struct Receiver {
     std::map<std::string, double> out;
     for (const auto& v : f.values()) {
       const Series& s = registry.series(v.slot);
-      out[std::string(field(s.field).name) + "{" + s.extra + "}"] = v.value;
+      out[std::string(field(s.field).name) + "{" + s.extra.render() + "}"] = v.value;
     }
     return out;
   }
@@ -56,7 +56,7 @@ TEST(PushLimits, InvalidUtf8LabelValueIsRefusedNamingTheLabel) {
   EXPECT_NE(a.body.find("UTF-8"), std::string::npos) << a.body;
   EXPECT_EQ(r.put("/metrics/job/j", frag("pool=\"\xc3\xa9t\xc3\xa9\"")).status, 200) << "valid UTF-8 passes";
   auto e = r.exported();
-  EXPECT_EQ(e["gpulens_series_dropped_total{source=\"push\",reason=\"label_utf8\"}"], 1);
+  EXPECT_EQ(e["gpulens_series_dropped_total{reason=\"label_utf8\",source=\"push\"}"], 1);
   EXPECT_EQ(e["gpulens_push_rejected_total{reason=\"label_utf8\"}"], 1);
 }
 
@@ -177,7 +177,7 @@ TEST(PushLimits, PerJobBudgetBothSides) {
 TEST(PushLimits, PushedSeriesAreShortLived) {
   Receiver r;
   ASSERT_EQ(r.put("/metrics/job/a", frag("")).status, 200);
-  const uint32_t slot = r.registry.slot(FieldId::kGpuMemoryFragmentation, 0, "");
+  const uint32_t slot = r.registry.slot(FieldId::kGpuMemoryFragmentation, 0);
   std::lock_guard lock(r.registry.mutex());
   EXPECT_TRUE(r.registry.short_lived(slot));
 }

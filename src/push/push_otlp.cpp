@@ -62,7 +62,7 @@ std::string number_text(double v) {
 }
 
 // attributes: [{key, value: AnyValue}] -> labels (scalar values only).
-Status attributes_into(element attrs, Labels& labels, const std::string& where, const PushLimits& limits) {
+Status attributes_into(element attrs, LabelPairs& labels, const std::string& where, const PushLimits& limits) {
   array arr;
   if (attrs.get_array().get(arr) != simdjson::SUCCESS) return invalid_argument(where + ": attributes is not an array");
   size_t i = 0;

@@ -42,7 +42,7 @@ Result<std::string> percent_decode(std::string_view s) {
 
 }  // namespace
 
-Result<Labels> parse_group_path(std::string_view path, const PushLimits& limits) {
+Result<LabelPairs> parse_group_path(std::string_view path, const PushLimits& limits) {
   constexpr std::string_view kPrefix = "/metrics/";
   if (!path.starts_with(kPrefix)) return invalid_argument("push path must start with /metrics/job/<job>");
   std::vector<std::string_view> parts;
@@ -58,7 +58,7 @@ Result<Labels> parse_group_path(std::string_view path, const PushLimits& limits)
     return invalid_argument("push path " + std::string(path) + ": label " + std::string(parts.back()) +
                             " has no value (path is /metrics/job/<job>{/<label>/<value>})");
   }
-  Labels key;
+  LabelPairs key;
   for (size_t i = 0; i < parts.size(); i += 2) {
     std::string name(parts[i]);
     bool b64 = false;

@@ -31,15 +31,15 @@ std::string normal_uuid(std::string_view u) {
   return s;
 }
 
-std::string group_key(const Labels& labels, std::string_view kind) {
-  Labels sorted = labels;
+std::string group_key(const LabelPairs& labels, std::string_view kind) {
+  LabelPairs sorted = labels;
   std::sort(sorted.begin(), sorted.end());
   std::string key(kind);
   for (const auto& [n, v] : sorted) key += "\x1f" + n + "\x1e" + v;
   return key;
 }
 
-const std::string* find_label(const Labels& labels, std::string_view name) {
+const std::string* find_label(const LabelPairs& labels, std::string_view name) {
   for (const auto& [n, v] : labels) {
     if (n == name) return &v;
   }
@@ -50,7 +50,7 @@ const std::string* find_label(const Labels& labels, std::string_view name) {
 struct Directory {
   std::vector<std::string> uuids;  // normalised, by GPU index
   // pid -> (gpu, labels of its gpu_process_memory_used_bytes series)
-  std::unordered_map<int64_t, std::vector<std::pair<int, std::string>>> processes;
+  std::unordered_map<int64_t, std::vector<std::pair<int, Labels>>> processes;
 };
 
 Directory read_directory(SeriesRegistry* registry, LiveStore* live) {
@@ -72,12 +72,10 @@ Directory read_directory(SeriesRegistry* registry, LiveStore* live) {
   for (uint32_t slot : registry->slots_of(FieldId::kGpuProcessMemoryUsed)) {
     if (!live->present(slot)) continue;
     const Series& s = registry->series(slot);
-    std::string_view e = s.extra;
-    if (!e.starts_with("pid=\"")) continue;
-    e.remove_prefix(5);
+    const std::string_view e = s.extra.get("pid");
     int64_t pid = 0;
     auto [p, ec] = std::from_chars(e.data(), e.data() + e.size(), pid);
-    if (ec != std::errc() || p == e.data() + e.size() || *p != '"') continue;
+    if (e.empty() || ec != std::errc() || p != e.data() + e.size()) continue;
     d.processes[pid].emplace_back(s.gpu, s.extra);
   }
   return d;
@@ -157,7 +155,7 @@ std::vector<int64_t> PushStore::pids_on_gpu(int gpu) const {
   return out;
 }
 
-Status PushStore::resolve(const std::vector<PushedSample>& samples, const Labels& group_labels,
+Status PushStore::resolve(const std::vector<PushedSample>& samples, const LabelPairs& group_labels,
                           std::vector<Entry>& out, std::string& reason) {
   const Directory dir = read_directory(registry_, live_);
   for (const PushedSample& s : samples) {
@@ -167,7 +165,7 @@ Status PushStore::resolve(const std::vector<PushedSample>& samples, const Labels
       return invalid_argument(s.where + ": " + problem);
     };
     // The group's labels win over the sample's (Pushgateway: the URL overrides the body).
-    Labels labels = s.labels;
+    LabelPairs labels = s.labels;
     for (const auto& g : group_labels) {  // a pair, not a binding: clang 14 cannot capture bindings
       auto it = std::find_if(labels.begin(), labels.end(), [&](const auto& l) { return l.first == g.first; });
       if (it != labels.end()) it->second = g.second;
@@ -205,7 +203,7 @@ Status PushStore::resolve(const std::vector<PushedSample>& samples, const Labels
       }
     }
     int gpu = -1;
-    std::string join;  // pid, namespace, pod, container
+    Labels join;  // pid, namespace, pod, container
     const auto procs = pid ? dir.processes.find(pid) : dir.processes.end();
     if (const std::string* uuid = find_label(labels, "gpu_uuid")) {
       const std::string want = normal_uuid(*uuid);
@@ -239,16 +237,12 @@ Status PushStore::resolve(const std::vector<PushedSample>& samples, const Labels
     } else {
       return fail("unknown_gpu", s.name + " names no GPU: give it a gpu_uuid label, or a pid that uses a GPU");
     }
-    if (join.empty() && pid) join = label("pid", std::to_string(pid));
-    Labels rest;
-    for (const auto& l : labels) {
-      if (!reserved_label(l.first)) rest.push_back(l);
-    }
-    std::sort(rest.begin(), rest.end());
-    std::string extra = join;
-    for (const auto& [n, v] : rest) {
-      if (!extra.empty()) extra += ',';
-      extra += label(n, v);
+    if (join.empty() && pid) join = Labels{{"pid", std::to_string(pid)}};
+    // The labels were checked above (check_labels): valid names, no name
+    // twice; the join's labels are reserved, so none of the rest replaces one.
+    Labels extra = std::move(join);
+    for (const auto& [n, v] : labels) {
+      if (!reserved_label(n)) extra.set(n, v);
     }
     out.push_back({s.name, *id, gpu, std::move(extra), pid, s.value});
   }
@@ -257,7 +251,7 @@ Status PushStore::resolve(const std::vector<PushedSample>& samples, const Labels
 }
 
 std::string PushStore::series_id(const Entry& e) {
-  return std::to_string(static_cast<int>(e.field)) + "|" + std::to_string(e.gpu) + "|" + e.extra;
+  return std::to_string(static_cast<int>(e.field)) + "|" + std::to_string(e.gpu) + "|" + e.extra.render();
 }
 
 void PushStore::drop_entries_locked(const std::string& key, const Group& g, int64_t now_ms) {
@@ -329,7 +323,7 @@ Status PushStore::merge(const std::string& key, const std::string& job, std::vec
     std::string other = o->second.substr(o->second.find('\x1f') == std::string::npos ? o->second.size()
                                                                                        : o->second.find('\x1f'));
     for (char& c : other) c = c == '\x1f' ? ' ' : c == '\x1e' ? '=' : c;
-    return invalid_argument(e.name + "{" + printable(e.extra, 200) + "} is already pushed by another group (" +
+    return invalid_argument(e.name + "{" + printable(e.extra.render(), 200) + "} is already pushed by another group (" +
                     printable(other, 200) + "); groups that differ only in job or instance would overwrite each "
                     "other's series: DELETE that group first, or add a label that tells them apart");
   }
@@ -505,9 +499,9 @@ void PushStore::fill(Frame& frame) {
   if (!options_.self_metrics) return;
   frame.set_node(FieldId::kAgentPushGroups, static_cast<double>(groups_.size()));
   frame.set_node(FieldId::kAgentPushSeries, static_cast<double>(series));
-  for (const auto& [reason, n] : rejected_) frame.set_node(FieldId::kAgentPushRejected, label("reason", reason), static_cast<double>(n));
+  for (const auto& [reason, n] : rejected_) frame.set_node(FieldId::kAgentPushRejected, Labels{{"reason", reason}}, static_cast<double>(n));
   for (const auto& [reason, n] : dropped_) {
-    frame.set_node(FieldId::kAgentSeriesDropped, label("source", "push") + "," + label("reason", reason),
+    frame.set_node(FieldId::kAgentSeriesDropped, Labels{{"source", "push"}, {"reason", reason}},
                    static_cast<double>(n));
   }
 }

@@ -99,7 +99,7 @@ class PushStore {
     std::string name;  // sample name as pushed (POST replaces by name)
     FieldId field;
     int gpu;
-    std::string extra;
+    Labels extra;  // checked at resolve(); the join's pid, namespace, pod, container and the sample's own
     int64_t pid;  // 0: none
     double value;
   };
@@ -122,7 +122,7 @@ class PushStore {
   // Marks the entries' series as short-lived (SeriesRegistry::mark_short_lived).
   void mark_short_lived(const std::vector<Entry>& entries);
   // Joins samples (labels already merged with the group's) into entries.
-  Status resolve(const std::vector<PushedSample>& samples, const Labels& group_labels, std::vector<Entry>& out,
+  Status resolve(const std::vector<PushedSample>& samples, const LabelPairs& group_labels, std::vector<Entry>& out,
                  std::string& reason);
   Status merge(const std::string& key, const std::string& job, std::vector<Entry> entries, bool replace_all,
                int64_t now_ms, std::string& reason);

@@ -1,6 +1,7 @@
 // The store joins pushed series to this node's GPUs, keeps the Pushgateway's
 // PUT/POST/DELETE semantics, enforces its limits and forgets what expired.
 #include "push/push_store.h"
+#include "model/testing/label_text.h"
 #include "util/testing/temp_dir.h"
 
 #include <sys/stat.h>
@@ -31,9 +32,9 @@ struct Fixture {
     const int src = live.add_source("nvml", false);
     Frame f(registry);
     f.clear(0);
-    f.set(FieldId::kGpuProcessMemoryUsed, 1, R"(pid="4242",namespace="ml",pod="trainer-0",container="main")", 1e9);
-    f.set(FieldId::kGpuProcessMemoryUsed, 0, R"(pid="777",namespace="",pod="",container="")", 1e9);
-    f.set(FieldId::kGpuProcessMemoryUsed, 1, R"(pid="777",namespace="",pod="",container="")", 1e9);
+    f.set(FieldId::kGpuProcessMemoryUsed, 1, testing::labels_from_text(R"(pid="4242",namespace="ml",pod="trainer-0",container="main")"), 1e9);
+    f.set(FieldId::kGpuProcessMemoryUsed, 0, testing::labels_from_text(R"(pid="777",namespace="",pod="",container="")"), 1e9);
+    f.set(FieldId::kGpuProcessMemoryUsed, 1, testing::labels_from_text(R"(pid="777",namespace="",pod="",container="")"), 1e9);
     live.publish(src, f);
     o.proc_root = proc_root;
     store = std::make_shared<PushStore>(o);
@@ -71,7 +72,7 @@ TEST(PushStore, JoinsByUuidAndPidWithPodLabels) {
                   "gpu_allocator_external_fragmentation_ratio{gpu_uuid=\"GPU-bbbb\",pool=\"large\",stream=\"0\"} 0.4\n");
   ASSERT_EQ(a.status, 200) << a.body;
   auto e = fx.exported(2000);
-  const std::string join = R"(pid="4242",namespace="ml",pod="trainer-0",container="main")";
+  const std::string join = R"(container="main",namespace="ml",pid="4242",pod="trainer-0")";
   EXPECT_EQ(e["gpu_memory_fragmentation_ratio{" + std::string(kGpu1) + "," + join + "}"], 0.62);
   EXPECT_EQ(e["gpu_allocator_external_fragmentation_ratio{" + std::string(kGpu1) + "," + join +
               ",pool=\"large\",stream=\"0\"}"],
@@ -85,10 +86,10 @@ TEST(PushStore, JoinsByPidAloneThroughTheProcessList) {
   ASSERT_EQ(fx.put("/metrics/job/x", "gpu_allocator_reserved_bytes{pid=\"4242\"} 5e9\n").status, 200);
   auto e = fx.exported(2000);
   EXPECT_EQ(e[std::string("gpu_allocator_reserved_bytes{") + kGpu1 +
-              R"(,pid="4242",namespace="ml",pod="trainer-0",container="main"})"],
+              R"(,container="main",namespace="ml",pid="4242",pod="trainer-0"})"],
             5e9);
   // A uuid with a pid the driver does not list: the pid alone is the join label.
-  ASSERT_EQ(fx.put("/metrics/job/y", "gpu_allocator_reserved_bytes{pid=\"999\",gpu_uuid=\"GPU-aaaa\"} 1\n").status, 200);
+  ASSERT_EQ(fx.put("/metrics/job/y", "gpu_allocator_reserved_bytes{gpu_uuid=\"GPU-aaaa\",pid=\"999\"} 1\n").status, 200);
   fx.alive(999, true);
   e = fx.exported(2000);
   EXPECT_EQ(e[R"(gpu_allocator_reserved_bytes{gpu="0",gpu_uuid="GPU-aaaa",gpu_name="NVIDIA H200",pid="999"})"], 1);
@@ -227,7 +228,7 @@ TEST(PushStore, OtlpJoinsByResourcePidAndAnswersPartialSuccess) {
             "{\"partialSuccess\":{\"rejectedDataPoints\":\"1\",\"errorMessage\":\"resourceMetrics[0].scopeMetrics[0]."
             "metrics[2] (h): histogram points are not accepted (gauges and sums only)\"}}\n");
   auto e = fx.exported(2000);
-  const std::string tail = R"(,pid="4242",namespace="ml",pod="trainer-0",container="main",service_name="vllm"})";
+  const std::string tail = R"(,container="main",namespace="ml",pid="4242",pod="trainer-0",service_name="vllm"})";
   EXPECT_EQ(e["gpu_allocator_reserved_bytes{" + std::string(kGpu1) + tail], 1024);
   EXPECT_EQ(e["gpu_allocator_ooms_total{" + std::string(kGpu1) + tail], 1);
   a = fx.store->otlp_json("{\"resourceMetrics\":[]}", 1000);

@@ -11,6 +11,7 @@
 #include "model/series_budget.h"
 #include "server/gzip.h"
 #include "server/history_routes.h"
+#include "server/labels_json.h"
 #include "server/web_routes.h"
 #include "server/query.h"
 #include "util/duration.h"
@@ -153,13 +154,14 @@ void Agent::publish_self(int64_t now_ms) {
   }
   for (const auto& s : statuses) {
     if (s.name == "gpulens") continue;
-    const std::string src = label("source", s.name);
+    const Labels src{{"source", s.name}};
     f.set_node(FieldId::kAgentSourceUp, src, s.up ? 1 : 0);
     f.set_node(FieldId::kAgentCollectionDuration, src, s.duration_seconds);
     if (s.last_success_ms > 0) f.set_node(FieldId::kAgentSourceAge, src, std::max<int64_t>(0, now_ms - s.last_success_ms) / 1000.0);
   }
-  f.set_node(FieldId::kAgentBuildInfo, label("version", GPULENS_VERSION), 1);
-  if (simulated()) f.set_node(FieldId::kAgentSimulated, label("scenario", options_.scenario_label), 1);
+  static const Labels kVersion{{"version", GPULENS_VERSION}};
+  f.set_node(FieldId::kAgentBuildInfo, kVersion, 1);
+  if (simulated()) f.set_node(FieldId::kAgentSimulated, Labels{{"scenario", options_.scenario_label}}, 1);
   for (auto& fill : hooks_.self_metrics) fill(f);
   // Series count includes this frame's own series.
   size_t count = 0;
@@ -260,8 +262,11 @@ std::string Agent::current_json(int only_gpu) {
   const std::string host = registry_.hostname();  // takes the registry lock itself
   std::scoped_lock lock(registry_.mutex(), live_.mutex());
   const int gpus = registry_.gpu_count();
-  // Per entity: "name{extra}": value
-  std::vector<std::string> fields(gpus + 1);
+  // Per entity: "name{extra}": value (kept for one release: agents and
+  // readers of the previous release know only these keys), and the same
+  // series as objects, their labels as data:
+  // {"name":"gpu_clock_event_active","labels":{"reason":"sw_thermal"},"value":0}
+  std::vector<std::string> fields(gpus + 1), series_json(gpus + 1);
   for (uint32_t s = 0; s < registry_.count() && s < live_.size(); ++s) {
     if (!live_.present(s)) continue;
     const Series& series = registry_.series(s);
@@ -270,11 +275,32 @@ std::string Agent::current_json(int only_gpu) {
     if (series.gpu >= gpus) continue;
     std::string& dst = fields[series.gpu < 0 ? gpus : series.gpu];
     if (!dst.empty()) dst += ',';
+    // The key as agents have always written it: the series' own labels in
+    // exposition text, a histogram's _sum and _count as a leading word.
     std::string key(f.name);
-    if (!series.extra.empty()) key += "{" + series.extra + "}";
+    if (!series.extra.empty() || series.part == HistogramPart::kSum || series.part == HistogramPart::kCount) {
+      key += '{';
+      if (series.part == HistogramPart::kSum) key += series.extra.empty() ? "sum" : "sum,";
+      if (series.part == HistogramPart::kCount) key += series.extra.empty() ? "count" : "count,";
+      series.extra.render(key);
+      key += '}';
+    }
     append_json_string(dst, key);
     dst += ':';
     append_json_number(dst, live_.value(s));
+    std::string& obj = series_json[series.gpu < 0 ? gpus : series.gpu];
+    if (!obj.empty()) obj += ',';
+    obj += "{\"name\":";
+    append_json_string(obj, f.name);
+    obj += ",\"labels\":";
+    append_labels_json(obj, series.extra);
+    if (const std::string_view part = histogram_part_json(series.part); !part.empty()) {
+      obj += ",\"part\":";
+      append_json_string(obj, part);
+    }
+    obj += ",\"value\":";
+    append_json_number(obj, live_.value(s));
+    obj += '}';
   }
   out += "{\"time\":";
   append_json_string(out, std::to_string(wall_ms() / 1000));
@@ -323,11 +349,15 @@ std::string Agent::current_json(int only_gpu) {
     append_json_string(out, id ? id->name : "");
     out += ",\"fields\":{";
     out += fields[g];
-    out += "}}";
+    out += "},\"series\":[";
+    out += series_json[g];
+    out += "]}";
   }
   out += "],\"node\":{\"fields\":{";
   out += fields[gpus];
-  out += "}}}\n";
+  out += "},\"series\":[";
+  out += series_json[gpus];
+  out += "]}}\n";
   return out;
 }
 

@@ -74,6 +74,13 @@ TEST(Agent, ServesMetricsJsonAndHealth) {
   ASSERT_TRUE(json.ok());
   EXPECT_NE(json->body.find("\"gpu_power_watts\":"), std::string::npos);
   EXPECT_NE(json->body.find("\"simulated\":true"), std::string::npos);
+  // The same series as objects, their labels as data beside the kept `fields` keys.
+  EXPECT_NE(json->body.find("\"gpu_clock_event_active{reason=\\\"sw_thermal\\\"}\":"), std::string::npos);
+  EXPECT_NE(json->body.find("{\"name\":\"gpu_clock_event_active\",\"labels\":{\"reason\":\"sw_thermal\"},\"value\":"),
+            std::string::npos);
+  EXPECT_NE(json->body.find("{\"name\":\"gpu_power_watts\",\"labels\":{},\"value\":"), std::string::npos);
+  EXPECT_NE(json->body.find("{\"name\":\"host_cpu_seconds_total\",\"labels\":{\"mode\":\"user\"},\"value\":"),
+            std::string::npos);
   EXPECT_EQ(client.get(base + "/healthz")->body, "ok\n");
   EXPECT_EQ(client.get(base + "/nope")->status, 404);
 
@@ -108,6 +115,11 @@ TEST(Agent, HistoryExportAndQueryParameters) {
   EXPECT_NE(h->body.find("\"name\":\"gpu_sm_active_ratio\",\"gpu\":\"5\""), std::string::npos);
   EXPECT_EQ(h->body.find("\"gpu\":\"4\""), std::string::npos);
   EXPECT_NE(h->body.find("\"step\":100,"), std::string::npos) << h->body.substr(0, 200);  // 1m / 600
+  EXPECT_NE(h->body.find("\"gpu\":\"5\",\"labels\":{},\"values\":["), std::string::npos) << h->body.substr(0, 300);
+  // Labels are an object: {"reason":"sw_thermal"}, never exposition text.
+  auto reasons = client.get(base + "/api/v1/history?series=gpu_clock_event_active&gpu=5&range=1m");
+  ASSERT_TRUE(reasons.ok());
+  EXPECT_NE(reasons->body.find("\"labels\":{\"reason\":\"sw_thermal\"}"), std::string::npos) << reasons->body.substr(0, 300);
 
   for (const char* bad : {"/api/v1/history?series=gpu_nope", "/api/v1/history?sries=gpu_power_watts",
                           "/api/v1/history?series=gpu_power_watts&range=2h", "/api/v1/history?series=gpu_power_watts&gpu=8",
@@ -125,8 +137,8 @@ TEST(Agent, HistoryExportAndQueryParameters) {
   EXPECT_EQ(big->status, 200) << big->body;  // 1201 values per series is within the bound
   auto one = client.get(base + "/api/v1/current?gpu=5");
   ASSERT_TRUE(one.ok());
-  EXPECT_NE(one->body.find("\"gpu\":\"5\""), std::string::npos);
-  EXPECT_EQ(one->body.find("\"gpu\":\"0\""), std::string::npos);
+  EXPECT_NE(one->body.find("{\"gpu\":\"5\",\"uuid\""), std::string::npos);
+  EXPECT_EQ(one->body.find("{\"gpu\":\"0\",\"uuid\""), std::string::npos);
 
   const int64_t newest = agent.history().newest_ms();
   auto ex = client.get(base + "/api/v1/export?from=0&to=" + std::to_string(newest));

@@ -8,6 +8,7 @@
 #include "export/exposition.h"
 #include "export/recording.h"
 #include "server/agent.h"
+#include "server/labels_json.h"
 #include "server/query.h"
 #include "util/duration.h"
 #include "util/json.h"
@@ -98,7 +99,8 @@ void history_json(Agent& agent, const ServerRequest& req, ServerResponse& res) {
     uint32_t slot;
     FieldId field;
     int gpu;
-    std::string extra;
+    Labels extra;
+    HistogramPart part;
   };
   std::vector<Pick> picks;
   {
@@ -107,7 +109,7 @@ void history_json(Agent& agent, const ServerRequest& req, ServerResponse& res) {
       for (uint32_t s : agent.registry().slots_of(id)) {
         const Series& series = agent.registry().series(s);
         if (gpu_filter != -2 && series.gpu != gpu_filter) continue;
-        picks.push_back({s, series.field, series.gpu, series.extra});
+        picks.push_back({s, series.field, series.gpu, series.extra, series.part});
       }
     }
   }
@@ -150,7 +152,11 @@ void history_json(Agent& agent, const ServerRequest& req, ServerResponse& res) {
     out += ",\"gpu\":";
     append_json_string(out, picks[i].gpu < 0 ? "node" : std::to_string(picks[i].gpu));
     out += ",\"labels\":";
-    append_json_string(out, picks[i].extra);
+    append_labels_json(out, picks[i].extra);
+    if (const std::string_view part = histogram_part_json(picks[i].part); !part.empty()) {
+      out += ",\"part\":";
+      append_json_string(out, part);
+    }
     out += ",\"values\":[";
     for (size_t k = 0; k < n; ++k) {
       if (k) out += ',';

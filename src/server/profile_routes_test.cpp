@@ -1,5 +1,6 @@
 // The profile routes: off without push, token, parsing, the client's round trip.
 #include "server/profile_routes.h"
+#include "model/testing/label_text.h"
 
 #include <gtest/gtest.h>
 
@@ -76,9 +77,9 @@ struct GpuRoutes : Routes {
     const int src = live.add_source("nvml", false);
     Frame f(registry);
     f.clear(0);
-    f.set(FieldId::kGpuProcessMemoryUsed, 0, R"(pid="10",namespace="",pod="",container="")", 1e9);
-    f.set(FieldId::kGpuProcessMemoryUsed, 0, R"(pid="11",namespace="",pod="",container="")", 1e9);
-    f.set(FieldId::kGpuProcessMemoryUsed, 1, R"(pid="20",namespace="",pod="",container="")", 1e9);
+    f.set(FieldId::kGpuProcessMemoryUsed, 0, testing::labels_from_text(R"(pid="10",namespace="",pod="",container="")"), 1e9);
+    f.set(FieldId::kGpuProcessMemoryUsed, 0, testing::labels_from_text(R"(pid="11",namespace="",pod="",container="")"), 1e9);
+    f.set(FieldId::kGpuProcessMemoryUsed, 1, testing::labels_from_text(R"(pid="20",namespace="",pod="",container="")"), 1e9);
     live.publish(src, f);
     store->attach(registry, live);
   }

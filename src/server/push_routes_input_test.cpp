@@ -1,6 +1,7 @@
 // The push routes take every encoding a Pushgateway client sends: a job
 // name in base64 (/metrics/job@base64/...) and a gzip body of several members.
 #include "server/push_routes.h"
+#include "model/testing/label_text.h"
 
 #include <zlib.h>
 
@@ -32,7 +33,8 @@ struct Receiver {
     EXPECT_TRUE(handle_push_route(store.get(), req, res, 1000)) << path;
     return res;
   }
-  double exported(FieldId id, std::string_view extra) {
+  double exported(FieldId id, std::string_view text) {
+    const Labels extra = testing::labels_from_text(text);
     Frame f(registry);
     f.clear(2000);
     store->fill(f);

@@ -1,6 +1,7 @@
 // procfs/sysfs readers for the host source.
 #include "sources/host.h"
 
+#include <array>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -146,7 +147,12 @@ class HostSource final : public Source {
 
     if (read_file(o_.proc_root + "/stat", buf_)) {
       if (auto cpu = host::parse_proc_stat(buf_)) {
-        for (int m = 0; m < 8; ++m) f.set_node(FieldId::kHostCpuSeconds, label("mode", host::kModes[m]), cpu->seconds[m]);
+        static const std::array<Labels, 8> kModeLabels = [] {
+          std::array<Labels, 8> out;
+          for (int m = 0; m < 8; ++m) out[m] = Labels{{"mode", host::kModes[m]}};
+          return out;
+        }();
+        for (int m = 0; m < 8; ++m) f.set_node(FieldId::kHostCpuSeconds, kModeLabels[m], cpu->seconds[m]);
         f.set_node(FieldId::kHostCpuCount, cpu->cpus);
       } else {
         fail(o_.proc_root + "/stat: " + cpu.status().message());
@@ -179,7 +185,7 @@ class HostSource final : public Source {
             d.device.starts_with("ram")) {
           continue;
         }
-        const std::string dev = label("device", d.device);
+        const Labels dev{{"device", d.device}};
         f.set_node(FieldId::kHostDiskIoTime, dev, d.io_seconds);
         f.set_node(FieldId::kHostDiskReadBytes, dev, d.read_bytes);
         f.set_node(FieldId::kHostDiskWrittenBytes, dev, d.written_bytes);
@@ -191,7 +197,7 @@ class HostSource final : public Source {
     if (read_file(o_.proc_root + "/net/dev", buf_)) {
       for (const auto& d : host::parse_net_dev(buf_)) {
         if (d.device == "lo") continue;
-        const std::string dev = label("device", d.device);
+        const Labels dev{{"device", d.device}};
         f.set_node(FieldId::kHostNetworkReceiveBytes, dev, d.rx_bytes);
         f.set_node(FieldId::kHostNetworkTransmitBytes, dev, d.tx_bytes);
         // The speed is what diagnosis judges an interface against, so only
@@ -229,8 +235,7 @@ class HostSource final : public Source {
     const fs::path root = o_.sys_root + "/class/infiniband";
     for (const auto& dev : fs::directory_iterator(root, ec)) {
       for (const auto& port : fs::directory_iterator(dev.path() / "ports", ec)) {
-        const std::string labels = label("device", dev.path().filename().string()) + "," +
-                                   label("port", port.path().filename().string());
+        const Labels labels{{"device", dev.path().filename().string()}, {"port", port.path().filename().string()}};
         double words = 0;
         // port_{rcv,xmit}_data count 4-byte words.
         if (read_file((port.path() / "counters/port_rcv_data").string(), buf_) &&

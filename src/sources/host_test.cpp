@@ -99,23 +99,23 @@ TEST(HostSource, ReadsFixtureTree) {
   EXPECT_TRUE(src->sample(f).is_ok());
   LiveStore live;
   live.publish(live.add_source("host", false), f);
-  auto value = [&](FieldId id, std::string_view extra) {
+  auto value = [&](FieldId id, const Labels& extra) {
     uint32_t s = reg.slot(id, kNodeEntity, extra);
     return live.present(s) ? live.value(s) : -1.0;
   };
-  EXPECT_DOUBLE_EQ(value(FieldId::kHostCpuSeconds, "mode=\"user\""), 1.0);
-  EXPECT_DOUBLE_EQ(value(FieldId::kHostPressureIoWaiting, ""), 3.0);
-  EXPECT_DOUBLE_EQ(value(FieldId::kHostPressureIoStalled, ""), 1.0);
-  EXPECT_DOUBLE_EQ(value(FieldId::kHostPressureCpuWaiting, ""), -1.0);  // no file: absent
-  EXPECT_DOUBLE_EQ(value(FieldId::kHostDiskIoTime, "device=\"nvme0n1\""), 2.0);
-  EXPECT_DOUBLE_EQ(value(FieldId::kHostDiskIoTime, "device=\"nvme0n1p1\""), -1.0);  // partition skipped
-  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, "device=\"eth0\""), 12.5e9);
-  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, "device=\"bond0\""), 25e9);
-  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, "device=\"eth1\""), -1.0);   // bond slave
-  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, "device=\"veth9\""), -1.0);  // virtual
-  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, "device=\"eth2\""), -1.0);   // link down
-  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkReceiveBytes, "device=\"eth1\""), 10);  // bytes still exported
-  EXPECT_DOUBLE_EQ(value(FieldId::kHostInfinibandReceiveBytes, "device=\"mlx5_0\",port=\"1\""), 100);
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostCpuSeconds, Labels{{"mode", "user"}}), 1.0);
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostPressureIoWaiting, Labels{}), 3.0);
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostPressureIoStalled, Labels{}), 1.0);
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostPressureCpuWaiting, Labels{}), -1.0);  // no file: absent
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostDiskIoTime, Labels{{"device", "nvme0n1"}}), 2.0);
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostDiskIoTime, Labels{{"device", "nvme0n1p1"}}), -1.0);  // partition skipped
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, Labels{{"device", "eth0"}}), 12.5e9);
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, Labels{{"device", "bond0"}}), 25e9);
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, Labels{{"device", "eth1"}}), -1.0);   // bond slave
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, Labels{{"device", "veth9"}}), -1.0);  // virtual
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkSpeed, Labels{{"device", "eth2"}}), -1.0);   // link down
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostNetworkReceiveBytes, Labels{{"device", "eth1"}}), 10);  // bytes still exported
+  EXPECT_DOUBLE_EQ(value(FieldId::kHostInfinibandReceiveBytes, Labels{{"device", "mlx5_0"}, {"port", "1"}}), 100);
 
   // An unreadable file is an error naming it; the rest is still reported.
   fs::remove(root / "proc/diskstats");

@@ -439,13 +439,12 @@ class KmsgSource final : public Source {
     }
     for (const auto& [key, n] : aer_) {
       const int gpu = gpu_index(key.first, true);
-      frame.set(FieldId::kGpuPcieAerErrors, gpu, label("severity", key.second), static_cast<double>(n));
+      frame.set(FieldId::kGpuPcieAerErrors, gpu, Labels{{"severity", key.second}}, static_cast<double>(n));
     }
     for (const auto& [key, n] : sxid_) {
       const auto& [bus, code, severity] = key;
       frame.set_node(FieldId::kNvswitchSxidErrors,
-                     label("nvswitch", nvml_bus_id(bus)) + "," + label("sxid", std::to_string(code)) + "," +
-                         label("severity", severity),
+                     Labels{{"nvswitch", nvml_bus_id(bus)}, {"sxid", std::to_string(code)}, {"severity", severity}},
                      static_cast<double>(n));
     }
   }

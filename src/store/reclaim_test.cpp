@@ -16,7 +16,7 @@
 namespace gpulens {
 namespace {
 
-std::string pid_label(int pid) { return "pid=\"" + std::to_string(pid) + "\""; }
+Labels pid_label(int pid) { return Labels{{"pid", std::to_string(pid)}}; }
 
 struct Churn {
   SeriesRegistry reg;
@@ -148,7 +148,7 @@ TEST(Reclaim, ConcurrentChurnNeverShowsAValueUnderAnotherSeries) {
       std::scoped_lock lock(c.reg.mutex(), c.live.mutex());
       for (uint32_t s = 0; s < c.live.size() && s < c.reg.count(); ++s) {
         if (!c.live.present(s)) continue;
-        const std::string pid = label_value(c.reg.series(s).extra, "pid");
+        const std::string pid(c.reg.series(s).extra.get("pid"));
         int want = 0;
         std::from_chars(pid.data(), pid.data() + pid.size(), want);
         ++checked;

@@ -14,9 +14,9 @@ TEST(ShortLived, ReleasedAfterTheShortBoundOthersAfterTheWindow) {
   const int src = live.add_source("s", false);
   History h(100);  // a window of 100 records
   h.set_short_lived_release(5);
-  const uint32_t pushed = reg.slot(FieldId::kGpuAllocatorReserved, 0, "pool=\"a\"");
+  const uint32_t pushed = reg.slot(FieldId::kGpuAllocatorReserved, 0, Labels{{"pool", "a"}});
   reg.mark_short_lived(pushed);
-  const uint32_t own = reg.slot(FieldId::kGpuProcessMemoryUsed, 0, "pid=\"7\"");
+  const uint32_t own = reg.slot(FieldId::kGpuProcessMemoryUsed, 0, Labels{{"pid", "7"}});
   int64_t t = 0;
   auto tick = [&](bool present) {
     Frame f(reg);
@@ -48,7 +48,7 @@ TEST(ShortLived, ReusedSlotIsNoLongerShortLived) {
   SeriesRegistry reg;
   LiveStore live;
   History h(3);
-  const uint32_t s = reg.slot(FieldId::kGpuAllocatorReserved, 0, "pool=\"a\"");
+  const uint32_t s = reg.slot(FieldId::kGpuAllocatorReserved, 0, Labels{{"pool", "a"}});
   reg.mark_short_lived(s);
   std::vector<uint32_t> freed;
   {
@@ -57,7 +57,7 @@ TEST(ShortLived, ReusedSlotIsNoLongerShortLived) {
     freed = reg.release_locked({s});
   }
   ASSERT_EQ(freed.size(), 1u);
-  const uint32_t again = reg.slot(FieldId::kHostCpuSeconds, kNodeEntity, "mode=\"idle\"");
+  const uint32_t again = reg.slot(FieldId::kHostCpuSeconds, kNodeEntity, Labels{{"mode", "idle"}});
   EXPECT_EQ(again, s);
   std::lock_guard lock(reg.mutex());
   EXPECT_FALSE(reg.short_lived(again));

@@ -18,26 +18,6 @@ constexpr std::string_view kHistorySeries =
     "gpu_sm_active_ratio,gpu_utilization_ratio,gpu_mem_bandwidth_util_ratio,"
     "gpu_pcie_rx_bandwidth_util_ratio,gpu_pcie_tx_bandwidth_util_ratio,gpu_temperature_celsius";
 
-// The value of label `name` in a series text `family{a="x",b="y"}`; "" if absent.
-std::string label(std::string_view series, std::string_view name) {
-  const std::string key = std::string(name) + "=\"";
-  size_t p = series.find('{');
-  while (p != std::string_view::npos) {
-    const size_t at = series.find(key, p);
-    if (at == std::string_view::npos) return "";
-    if (series[at - 1] == '{' || series[at - 1] == ',') {
-      std::string out;
-      for (size_t i = at + key.size(); i < series.size() && series[i] != '"'; ++i) {
-        if (series[i] == '\\' && i + 1 < series.size()) ++i;
-        out += series[i];
-      }
-      return out;
-    }
-    p = at + 1;
-  }
-  return "";
-}
-
 TopProcess& process_of(TopModel& m, const std::string& pid, const std::string& gpu) {
   for (TopProcess& p : m.processes) {
     if (p.pid == pid && p.gpu == gpu) return p;
@@ -103,31 +83,30 @@ Status read_current(std::string_view json, TopModel& m) {
       for (auto kv : fields) {
         double v = 0;
         if (kv.value.get_double().get(v)) continue;
-        const std::string_view key = kv.key;
-        if (key.starts_with("gpu_process_memory_used_bytes{") || key.starts_with("gpu_process_sm_util_ratio{")) {
-          TopProcess& p = process_of(m, label(key, "pid"), gpu.index);
-          (key.starts_with("gpu_process_memory") ? p.memory_bytes : p.sm_ratio) = v;
-          const std::string ns = label(key, "namespace"), pod = label(key, "pod");
-          if (!pod.empty()) p.pod = ns.empty() ? pod : ns + "/" + pod;
-        } else if (key.starts_with("gpu_job_info{")) {
-          const std::string rank = label(key, "rank");
-          gpu.job += (gpu.job.empty() ? "" : ", ") + label(key, "job_id") + (rank.empty() ? "" : " rank " + rank);
-        }
-        gpu.fields.emplace(std::string(key), v);
+        gpu.fields.emplace(std::string(kv.key), v);
+      }
+    }
+    // Processes and jobs from the series' labels as data.
+    for (const NodeSeries& s : entity_series(g)) {
+      if (s.name == "gpu_process_memory_used_bytes" || s.name == "gpu_process_sm_util_ratio") {
+        TopProcess& p = process_of(m, std::string(s.labels.get("pid")), gpu.index);
+        (s.name == "gpu_process_memory_used_bytes" ? p.memory_bytes : p.sm_ratio) = s.value;
+        const std::string ns(s.labels.get("namespace")), pod(s.labels.get("pod"));
+        if (!pod.empty()) p.pod = ns.empty() ? pod : ns + "/" + pod;
+      } else if (s.name == "gpu_job_info") {
+        const std::string rank(s.labels.get("rank"));
+        gpu.job += (gpu.job.empty() ? "" : ", ") + std::string(s.labels.get("job_id")) + (rank.empty() ? "" : " rank " + rank);
       }
     }
     m.gpus.push_back(std::move(gpu));
   }
-  simdjson::dom::object node;
-  if (!doc["node"]["fields"].get_object().get(node)) {
-    m.node.clear();
-    for (auto kv : node) {
-      const std::string_view key = kv.key;
-      if (double v = 0; !kv.value.get_double().get(v)) m.node.emplace(std::string(key), v);
-      if (!key.starts_with("host_gpu_process_affinity_info{")) continue;
-      TopProcess& p = process_of(m, label(key, "pid"), label(key, "gpu"));
-      p.cpus = label(key, "cpus");
-      p.numa = label(key, "numa_nodes");
+  if (simdjson::dom::element node; !doc["node"].get(node)) {
+    m.node = entity_series(node);
+    for (const NodeSeries& s : m.node) {
+      if (s.name != "host_gpu_process_affinity_info") continue;
+      TopProcess& p = process_of(m, std::string(s.labels.get("pid")), std::string(s.labels.get("gpu")));
+      p.cpus = s.labels.get("cpus");
+      p.numa = s.labels.get("numa_nodes");
     }
   }
   std::stable_sort(m.processes.begin(), m.processes.end(), [](const TopProcess& a, const TopProcess& b) {

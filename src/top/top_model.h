@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "diagnose/engine.h"
+#include "top/service_lines.h"
 #include "util/status.h"
 
 namespace gpulens::top {
@@ -64,7 +65,7 @@ struct TopModel {
   std::vector<TopSource> sources;
   std::vector<TopGpu> gpus;
   std::vector<TopProcess> processes;
-  std::map<std::string, double, std::less<>> node;  // the node's series ("name{labels}" -> value)
+  std::vector<NodeSeries> node;  // the node's series, labels as data
   int64_t history_range_ms = 0;  // what history[] spans; 0: none read
   bool have_findings = false;
   std::string findings_note;     // why there are none ("diagnosis is not enabled ...")

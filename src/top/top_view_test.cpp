@@ -276,7 +276,7 @@ TEST(ServiceLines, OneLinePerEngineOnItsGpus) {
       {"serving_requests_waiting{engine=\"sglang\",endpoint=\"http://a:30000/metrics\"}", 2},
       {"serving_engine_info{engine=\"vllm\",endpoint=\"http://a:8001/metrics\",pid=\"5001\",model=\"Qwen/Qwen3-8B\"}", 1},
   };
-  EXPECT_EQ(service_lines(node, 8),
+  EXPECT_EQ(service_lines(series_from_fields(node), 8),
             (std::vector<std::string>{
                 "sglang at http://a:30000/metrics on GPUs not known: KV cache -, 2 waiting, - running, p99 -, TTFT p99 -",
                 "vllm at http://a:8001/metrics (Qwen/Qwen3-8B) on GPUs 4,5: KV cache 99%, 31 waiting, 40 running, p99 19.9 s, TTFT p99 -"}));
@@ -284,8 +284,8 @@ TEST(ServiceLines, OneLinePerEngineOnItsGpus) {
   for (auto it = node.begin(); it != node.end();) {
     it = it->first.starts_with("host_gpu") ? node.erase(it) : std::next(it);
   }
-  ASSERT_EQ(service_lines(node, 8).size(), 1u);
-  EXPECT_NE(service_lines(node, 8)[0].find(" on all 8 GPUs: "), std::string::npos);
+  ASSERT_EQ(service_lines(series_from_fields(node), 8).size(), 1u);
+  EXPECT_NE(service_lines(series_from_fields(node), 8)[0].find(" on all 8 GPUs: "), std::string::npos);
   EXPECT_TRUE(service_lines({}, 8).empty());
 }
 
@@ -305,12 +305,49 @@ TEST(ServiceLines, WaitingForCapacityPrefixHitsAndBatchTokensWhereSaid) {
       {"serving_requests_running" + t + "}", 32},
       {"serving_batch_max_tokens" + t + "}", 16000},
   };
-  EXPECT_EQ(service_lines(node, 8),
+  EXPECT_EQ(service_lines(series_from_fields(node), 8),
             (std::vector<std::string>{
                 "tgi at http://a:3000/metrics on GPUs not known: KV cache -, 14 waiting, 32 running, batch 16000 "
                 "tokens, p99 -, TTFT p99 -",
                 "vllm at http://a:8001/metrics on GPUs not known: KV cache 99%, prefix cache hits 12%, 31 waiting (30 "
                 "for capacity), 40 running, p99 -, TTFT p99 -"}));
+}
+
+}  // namespace
+}  // namespace gpulens::top
+
+namespace gpulens::top {
+namespace {
+
+// The node's series come from "series" (labels as data); from an agent of
+// the previous release, which writes only "fields", from those keys.
+TEST(ServiceLines, SeriesAsObjectsAndFromThePreviousReleasesFields) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_FALSE(parser
+                   .parse(std::string(
+                       R"({"node":{"fields":{"ignored":1},"series":[)"
+                       R"({"name":"serving_requests_waiting","labels":{"endpoint":"http://a:1/m","engine":"vllm"},"value":3},)"
+                       R"({"name":"serving_request_latency_seconds","labels":{"endpoint":"http://a:1/m","engine":"vllm","le":"+Inf"},"part":"bucket","value":9},)"
+                       R"({"name":"serving_request_latency_seconds","labels":{"endpoint":"http://a:1/m","engine":"vllm"},"part":"sum","value":4.5}]}})"))
+                   .get(doc));
+  const std::vector<NodeSeries> s = entity_series(doc["node"]);
+  ASSERT_EQ(s.size(), 3u);  // "fields" is not read when "series" is there
+  EXPECT_EQ(s[0].labels.get("engine"), "vllm");
+  EXPECT_EQ(s[1].part, HistogramPart::kBucket);
+  EXPECT_EQ(s[2].part, HistogramPart::kSum);
+  EXPECT_EQ(service_lines(s, 1).size(), 1u);
+  ASSERT_FALSE(parser
+                   .parse(std::string(
+                       R"({"node":{"fields":{"serving_requests_waiting{engine=\"vllm\",endpoint=\"http://a:1/m\"}":3,)"
+                       R"("serving_request_latency_seconds{sum,engine=\"vllm\",endpoint=\"http://a:1/m\"}":4.5}}})"))
+                   .get(doc));
+  const std::vector<NodeSeries> old = entity_series(doc["node"]);
+  ASSERT_EQ(old.size(), 2u);
+  EXPECT_EQ(old[0].name, "serving_request_latency_seconds");
+  EXPECT_EQ(old[0].part, HistogramPart::kSum);
+  EXPECT_EQ(old[0].labels.get("endpoint"), "http://a:1/m");
+  EXPECT_EQ(old[1].labels.get("engine"), "vllm");
 }
 
 }  // namespace

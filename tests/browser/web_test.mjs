@@ -87,9 +87,10 @@ try {
   // GPU says whom it waits for. The agent's answers, with those added.
   const cur = await (await page.request.get(base + "/api/v1/current")).json();
   const gpuOf = (n) => cur.gpus.find((g) => String(g.gpu) === n);
-  gpuOf("2").fields['gpu_job_info{job_id="81234",source="slurm",rank="2",world_size="16"}'] = 1;
-  gpuOf("6").fields['gpu_job_info{job_id="81234",source="slurm",rank="6"}'] = 1;
-  gpuOf("6").fields['gpu_job_info{job_id="<b>x</b>",source="environment"}'] = 1;
+  const job = (g, labels) => gpuOf(g).series.push({ name: "gpu_job_info", labels, value: 1 });
+  job("2", { job_id: "81234", source: "slurm", rank: "2", world_size: "16" });
+  job("6", { job_id: "81234", source: "slurm", rank: "6" });
+  job("6", { job_id: "<b>x</b>", source: "environment" });
   const currentUrl = /\/api\/v1\/current(\?|$)/;
   await page.route(currentUrl, (r) => {
     const one = new URL(r.request().url()).searchParams.get("gpu");

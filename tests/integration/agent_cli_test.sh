@@ -69,7 +69,7 @@ promtool check metrics < "$work/text.prom" > "$work/lint.txt" 2>&1 || fail "prom
 [[ ! -s "$work/lint.txt" ]] || fail "promtool complained: $(head -5 "$work/lint.txt")"
 grep -q '^gpu_sm_occupancy_ratio{gpu="0",gpu_uuid="GPU-' "$work/text.prom" || fail "article metric missing"
 # gpu_info's labels are the ones docs/metrics.md and docs/nvml.md name.
-grep -qE '^gpu_info\{gpu="0",gpu_uuid="GPU-[^"]*",gpu_name="[^"]+",pci_bus_id="[^"]+",driver="[^"]+",serial="[^"]+"\} 1$' \
+grep -qE '^gpu_info\{gpu="0",gpu_uuid="GPU-[^"]*",gpu_name="[^"]+",driver="[^"]+",pci_bus_id="[^"]+",serial="[^"]+"\} 1$' \
   "$work/text.prom" || fail "gpu_info labels: $(grep '^gpu_info' "$work/text.prom" | head -1)"
 grep -q '^gpu_clock_event_active{gpu="5",.*reason="sw_power_cap"} 1$' "$work/text.prom" || fail "power-cap reason on gpu 5 missing"
 

@@ -30,7 +30,7 @@ GPULENS_FAKE_NVML_SCRIPT=$work/nvml.txt "$GPULENS" serve --source nvml --nvml-li
   --hpc-job-mapping-dir "$work/map" --listen "127.0.0.1:$port" > "$work/log" 2>&1 &
 agent=$!
 for _ in $(seq 100); do curl -fs "127.0.0.1:$port/metrics" > "$work/metrics" 2>/dev/null && grep -q '^gpu_job_info{' "$work/metrics" && break; sleep 0.1; done
-grep -q '^gpu_job_info{gpu="0",gpu_uuid="GPU-aaaa",gpu_name="NVIDIA H100 80GB HBM3",job_id="10.0.0.1:29500",source="environment",rank="3",local_rank="3",world_size="16",group_rank="0"} 1$' \
+grep -q '^gpu_job_info{gpu="0",gpu_uuid="GPU-aaaa",gpu_name="NVIDIA H100 80GB HBM3",group_rank="0",job_id="10.0.0.1:29500",local_rank="3",rank="3",source="environment",world_size="16"} 1$' \
   "$work/metrics" || fail "GPU 0's job from its process: $(grep gpu_job_info "$work/metrics")"
 grep -q '^gpu_job_info{gpu="1",gpu_uuid="GPU-bbbb",gpu_name="NVIDIA H100 80GB HBM3",job_id="81234",source="slurm"} 1$' \
   "$work/metrics" || fail "GPU 1's job from the mapping file: $(grep gpu_job_info "$work/metrics")"

@@ -83,7 +83,9 @@ code=$(curl -s -o "$STACK/q.txt" -w '%{http_code}' "$base/api/v1/findings?rnage=
 [[ $code == 400 ]] && grep -q '"rnage"' "$STACK/q.txt" || stack_fail "findings?rnage: $code $(cat "$STACK/q.txt")"
 curl -fs "$base/api/v1/findings?range=5m" >/dev/null || stack_fail "findings?range=5m refused"
 curl -fs "$base/api/v1/current?gpu=5" >"$STACK/cur.json"
-grep -q '"gpu":"5"' "$STACK/cur.json" && ! grep -q '"gpu":"4"' "$STACK/cur.json" || stack_fail "current?gpu=5 is not GPU 5 alone"
+# (a node series' labels may name a GPU too: {"gpu":"4"} of a process's affinity)
+grep -q '{"gpu":"5","uuid"' "$STACK/cur.json" && ! grep -q '{"gpu":"4","uuid"' "$STACK/cur.json" ||
+  stack_fail "current?gpu=5 is not GPU 5 alone"
 code=$(curl -s -o "$STACK/q.txt" -w '%{http_code}' "$base/api/v1/current?gpu=9")
 [[ $code == 400 ]] && grep -q 'gpu' "$STACK/q.txt" || stack_fail "current?gpu=9: $code"
 code=$(curl -s -o "$STACK/q.txt" -w '%{http_code}' "$base/api/v1/current?gpus=1")

@@ -39,9 +39,9 @@ diff "$STACK/want" "$STACK/got" >"$STACK/diff" || stack_fail "dcgm-exporter seri
 
 # gpulens' own names: one gpu_mig_info per GPU instance, the instance's memory in bytes.
 mig='gpu="1",gpu_uuid="GPU-9e4f2b61-7a0c-4d3e-8b15-6c2a9f0e7d42",gpu_name="NVIDIA A100-SXM4-80GB"'
-grep -qF "gpu_mig_info{$mig,mig_profile=\"4g.40gb\",gpu_instance_id=\"1\"} 1" "$STACK/m.prom" ||
+grep -qF "gpu_mig_info{$mig,gpu_instance_id=\"1\",mig_profile=\"4g.40gb\"} 1" "$STACK/m.prom" ||
   stack_fail "no gpu_mig_info of GPU instance 1: $(grep '^gpu_mig' "$STACK/m.prom")"
-grep -qF "gpu_mig_memory_used_bytes{$mig,mig_profile=\"3g.40gb\",gpu_instance_id=\"2\"} $((12 * 1048576))" "$STACK/m.prom" ||
+grep -qF "gpu_mig_memory_used_bytes{$mig,gpu_instance_id=\"2\",mig_profile=\"3g.40gb\"} $((12 * 1048576))" "$STACK/m.prom" ||
   stack_fail "GPU instance 2's memory: $(grep '^gpu_mig_memory_used' "$STACK/m.prom")"
 
 # The live diagnosis: the GPU instances are entities of their own.
@@ -82,10 +82,10 @@ wait_metrics "$agent2" "$STACK/m2.prom" '^gpu_mig_sm_active_ratio.*gpu_instance_
 g0='gpu="0",gpu_uuid="GPU-aaaa",gpu_name="NVIDIA A100-SXM4-80GB"'
 g1='gpu="1",gpu_uuid="GPU-bbbb",gpu_name="NVIDIA A100-SXM4-80GB"'
 grep -qF "gpu_sm_occupancy_ratio{$g0} 0.25" "$STACK/m2.prom" || stack_fail "GPU 0's occupancy not filled from DCGM"
-grep -qF "gpu_mig_sm_active_ratio{$g1,mig_uuid=\"MIG-3g\",mig_profile=\"3g.40gb\",gpu_instance_id=\"1\",compute_instance_id=\"0\"} 0.625" "$STACK/m2.prom" ||
+grep -qF "gpu_mig_sm_active_ratio{$g1,compute_instance_id=\"0\",gpu_instance_id=\"1\",mig_profile=\"3g.40gb\",mig_uuid=\"MIG-3g\"} 0.625" "$STACK/m2.prom" ||
   stack_fail "MIG instance 1's SM active not on NVML's series: $(grep '^gpu_mig_sm_active' "$STACK/m2.prom")"
 [[ $(grep -c '^gpu_mig_info{' "$STACK/m2.prom") == 2 ]] || stack_fail "the scrape added MIG instances: $(grep '^gpu_mig_info' "$STACK/m2.prom")"
-grep -qF "gpu_mig_memory_used_bytes{$g1,mig_uuid=\"MIG-3g\",mig_profile=\"3g.40gb\",gpu_instance_id=\"1\",compute_instance_id=\"0\"} 1048576" "$STACK/m2.prom" ||
+grep -qF "gpu_mig_memory_used_bytes{$g1,compute_instance_id=\"0\",gpu_instance_id=\"1\",mig_profile=\"3g.40gb\",mig_uuid=\"MIG-3g\"} 1048576" "$STACK/m2.prom" ||
   stack_fail "NVML's instance memory did not win: $(grep '^gpu_mig_memory_used' "$STACK/m2.prom")"
 grep -q "^gpu_memory_used_bytes{$g0} $((77777 * 1048576))\$" "$STACK/m2.prom" && stack_fail "dcgm-exporter's FB_USED won over NVML's"
 grep -q '^DCGM_FI_PROF_SM_OCCUPANCY{gpu="0",UUID="GPU-aaaa",.*,container="trainer",namespace="ml",pod="train-0"} 0.250000$' "$STACK/m2.prom" ||

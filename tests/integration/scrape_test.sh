@@ -107,8 +107,8 @@ check "gpu_temperature_celsius$g7" 68
 check "gpu_power_watts$g0" 312.5
 # Each engine its own series (labels engine, endpoint): vLLM's queue and
 # Triton's are both kept, neither summed nor lost (docs/serving.md).
-vl="engine=\"vllm\",endpoint=\"$A/vllm\""
-tr="engine=\"triton\",endpoint=\"$TR\""
+vl="endpoint=\"$A/vllm\",engine=\"vllm\""  # label names in order
+tr="endpoint=\"$TR\",engine=\"triton\""
 check "serving_requests_running{$vl}" 7
 check "serving_requests_waiting{$vl}" 2
 check "serving_requests_waiting{$tr}" 5
@@ -147,8 +147,8 @@ check "gpu_xid_errors_recent$g2,xid=\"31\"}" 2
 check "gpu_xid_errors_recent$g7" 0
 check "gpu_clock_events_recent${g0%\}},reason=\"sw_power_cap\"}" 12
 check "gpu_clock_events_recent${g0%\}},reason=\"hw_thermal\"}" 3
-check "gpu_health_status$g3,watch=\"PCIE\",error=\"DCGM_FR_PCI_REPLAY_RATE\"}" 20
-check "gpu_health_status$g3,watch=\"MEM\",error=\"DCGM_FR_OK\"}" 0
+check "gpu_health_status$g3,error=\"DCGM_FR_PCI_REPLAY_RATE\",watch=\"PCIE\"}" 20
+check "gpu_health_status$g3,error=\"DCGM_FR_OK\",watch=\"MEM\"}" 0
 check "gpu_p2p_status${g0%\}},peer_gpu=\"7\",status=\"OK\"}" 0
 [[ $(grep -c '^gpu_health_status{' "$STACK/m.prom") == 80 ]] || stack_fail "not 10 health watches on each of 8 GPUs"
 [[ $(grep -c '^gpu_p2p_status{' "$STACK/m.prom") == 56 ]] || stack_fail "not 7 P2P peers of each of 8 GPUs"

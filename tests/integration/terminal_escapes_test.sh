@@ -63,6 +63,9 @@ class H(BaseHTTPRequestHandler):
                 # The pushed series, as a process's (snapshot lists those).
                 g["fields"] = {k.replace("{pool=", '{pid="4242",pool=') if "PWNED" in k else k: v
                                for k, v in g["fields"].items()}
+                for x in g.get("series", []):
+                    if "PWNED" in x["labels"].get("pool", ""):
+                        x["labels"]["pid"] = "4242"
             doc["sources"].append({"name": "nvml" + hostile, "up": False, "error": "lost" + hostile})
             body = json.dumps(doc).encode()
         self.send_response(status)

@@ -23,7 +23,10 @@
   // Nominal PCIe bytes/s per lane by generation (src/model/pcie.cpp; report_test checks this copy).
   const PCIE_LANE = [0, 250e6, 500e6, 984.6e6, 1969.2e6, 3938.5e6, 7562.5e6];
   const pcieLink = (gen, width) => (PCIE_LANE[gen] && width > 0 ? PCIE_LANE[gen] * width : null);
-  const label = (labels, k) => ((labels || "").match(new RegExp(k + '="([^"]*)"')) || [])[1];
+  // A history series' labels are an object ({"mode":"idle"}); `match`
+  // patterns read them as name="value" pairs in name order.
+  const label = (labels, k) => (labels || {})[k];
+  const labelText = (labels) => Object.keys(labels || {}).sort().map((k) => k + '="' + labels[k] + '"').join(",");
   // CPU seconds per second by mode (their sum: the CPUs online).
   const cpuShare = (get, busy) => {
     const s = get("host_cpu_seconds_total");
@@ -38,7 +41,7 @@
   const linkUtil = (get, rx, tx, speed, keep) => {
     const sp = get(speed).filter((x) => keep(x.labels));
     if (!sp.length) return null;
-    const by = (name, l) => get(name).find((x) => x.labels === l);
+    const by = (name, l) => get(name).find((x) => labelText(x.labels) === labelText(l));
     return sp[0].values.map((_, i) => {
       let best = null;
       for (const x of sp) {
@@ -175,18 +178,16 @@
       `<span class="chip ${s.up ? "up" : "down"}" title="${esc(s.error || "up")}">${esc(s.name)}</span>`).join("");
   }
 
-  // Per GPU: field lookup by name (first series of that name).
+  // Per GPU: field lookup by name (first series of that name), from the
+  // series /api/v1/current lists with their labels as objects.
   function fieldsOf(g) {
     const out = {};
-    for (const [k, v] of Object.entries(g.fields)) {
-      const name = k.split("{")[0];
-      if (!(name in out)) out[name] = v;
-      if (k.startsWith("gpu_clock_event_active") && v > 0) (out.reasons = out.reasons || []).push(k.match(/reason="([^"]*)"/)[1]);
+    for (const s of g.series || []) {
+      const l = s.labels || {};
+      if (!(s.name in out)) out[s.name] = s.value;
+      if (s.name === "gpu_clock_event_active" && s.value > 0) (out.reasons = out.reasons || []).push(l.reason);
       // gpu_job_info: the job(s) holding the GPU (docs/jobs.md), with the rank where known.
-      if (k.startsWith("gpu_job_info{")) {
-        const lab = (n) => label(k, "[{,]" + n) || "";
-        (out.jobs = out.jobs || []).push(lab("job_id") + (lab("rank") ? " rank " + lab("rank") : ""));
-      }
+      if (s.name === "gpu_job_info") (out.jobs = out.jobs || []).push((l.job_id || "") + (l.rank ? " rank " + l.rank : ""));
     }
     return out;
   }
@@ -217,15 +218,15 @@
   // all of them when it is the only engine; quantiles from its histograms'
   // counts so far; the findings on its GPUs whose evidence names it.
   function enginesOf(cur, rep) {
-    const fields = (cur.node && cur.node.fields) || {};
     const byPid = {}, engines = {};
-    for (const [k, v] of Object.entries(fields)) {
-      const lab = (n) => label(k, "[{,]" + n);
-      if (k.startsWith("host_gpu_process_affinity_info{")) { (byPid[lab("pid")] = byPid[lab("pid")] || new Set()).add(lab("gpu")); continue; }
-      if (!k.startsWith("serving_") || !lab("endpoint")) continue;
-      const e = (engines[lab("endpoint")] = engines[lab("endpoint")] || { endpoint: lab("endpoint"), kind: lab("engine"), e2e: [], ttft: [] });
-      e.pid = e.pid || lab("pid");
-      const name = k.split("{")[0], le = lab("le");
+    for (const s of (cur.node && cur.node.series) || []) {
+      const l = s.labels || {}, v = s.value, name = s.name;
+      if (name === "host_gpu_process_affinity_info") { (byPid[l.pid] = byPid[l.pid] || new Set()).add(l.gpu); continue; }
+      if (!name.startsWith("serving_") || !l.endpoint) continue;
+      const e = (engines[l.endpoint] = engines[l.endpoint] || { endpoint: l.endpoint, kind: l.engine, e2e: [], ttft: [] });
+      e.pid = e.pid || l.pid;
+      const lab = (n) => l[n];
+      const le = s.part === "bucket" ? l.le : null;
       const bound = le === "+Inf" ? Infinity : le == null ? null : Number(le);
       if (name === "serving_engine_info") e.model = lab("model");
       if (name === "serving_kv_cache_usage_ratio") e.kv = v;
@@ -311,7 +312,7 @@
     const diag = findingsByGpu(rep);
     const engines = enginesOf(cur, rep);
     const spark = {};
-    for (const s of hist.series) if (!s.labels) spark[s.gpu + "/" + s.name] = s.values;
+    for (const s of hist.series) if (!labelText(s.labels)) spark[s.gpu + "/" + s.name] = s.values;
     const sp = (g, n, max) => sparkline(spark[g + "/" + n] || [], max);
     const cards = cur.gpus.map((g) => {
       const f = fieldsOf(g);
@@ -391,7 +392,7 @@
     };
     // An evidence's column of one series name: its series combined by spec.agg.
     const column = (spec, name) => {
-      const list = ((spec.node ? nodeBy : by)[name] || []).filter((s) => !spec.match || spec.match.test(s.labels || ""));
+      const list = ((spec.node ? nodeBy : by)[name] || []).filter((s) => !spec.match || spec.match.test(labelText(s.labels)));
       if (!list.length) return null;
       if (list.length === 1) return list[0].values;
       return list[0].values.map((_, i) => { const v = list.map((s) => s.values[i]).filter((x) => x != null); return v.length ? AGG[spec.agg || "mean"](v) : null; });
@@ -409,8 +410,8 @@
       if (list.length <= 1) return list[0] ? list[0].values : null;
       return list[0].values.map((_, i) => { const v = list.map((s) => s.values[i]).filter((x) => x != null); return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null; });
     };
-    const procs = Object.entries(g.fields).filter(([k]) => k.startsWith("gpu_process_memory_used_bytes{"));
-    const peak = Object.entries(g.fields).filter(([k]) => k.startsWith("gpu_pcie_peak_bytes_per_second"));
+    const procs = (g.series || []).filter((s) => s.name === "gpu_process_memory_used_bytes");
+    const peak = (g.series || []).filter((s) => s.name === "gpu_pcie_peak_bytes_per_second");
     $("#main").innerHTML = `<p><a href="#/">← all GPUs</a></p>
       <h1>GPU ${esc(g.gpu)} <small class="muted">${esc(g.name)} · ${esc(g.uuid)}</small></h1>
       ${jobHTML(f)}
@@ -423,10 +424,10 @@
       <section class="facts">
         <div><h2>link</h2><table>
           <tr><th>PCIe</th><td>Gen${f.gpu_pcie_link_generation ?? "?"} x${f.gpu_pcie_link_width ?? "?"} (max Gen${f.gpu_pcie_link_generation_max ?? "?"} x${f.gpu_pcie_link_width_max ?? "?"})</td></tr>
-          ${peak.map(([k, v]) => `<tr><th>peak ${esc((k.match(/basis="([^"]*)"/) || [, ""])[1])}</th><td>${(v / 1e9).toFixed(1)} GB/s</td></tr>`).join("")}
+          ${peak.map((s) => `<tr><th>peak ${esc(s.labels.basis || "")}</th><td>${(s.value / 1e9).toFixed(1)} GB/s</td></tr>`).join("")}
         </table></div>
-        <div><h2>processes</h2>${procs.length ? `<table id="procs"><tr><th>process</th><th>memory</th></tr>${procs.map(([k, v]) =>
-          `<tr><td>${esc(k.slice(k.indexOf("{") + 1, -1))}</td><td>${gib(v)} GiB</td></tr>`).join("")}</table>` : `<p class="muted">none reported</p>`}</div>
+        <div><h2>processes</h2>${procs.length ? `<table id="procs"><tr><th>process</th><th>memory</th></tr>${procs.map((s) =>
+          `<tr><td>${esc(labelText(s.labels))}</td><td>${gib(s.value)} GiB</td></tr>`).join("")}</table>` : `<p class="muted">none reported</p>`}</div>
       </section>`;
     for (const b of document.querySelectorAll("[data-range]")) b.onclick = () => { state.range = b.dataset.range; route(); };
     charts.forEach((c) => c.destroy());

@@ -24,13 +24,12 @@
 
 namespace gpulens {
 
-// Parses `a="x",b="y\"z"` into pairs (unescaping \\, \" and \n). A bare word
-// without `=` (a histogram pseudo-extra) is returned in `*bare`.
-Status parse_label_text(std::string_view text, prompb::LabelPairs& out, std::string* bare);
-
-// Labels of `s` for remote_write, sorted by name in byte order (__name__
-// before lower-case names), empty values left out. External labels fill names the series does not carry.
-Result<prompb::LabelPairs> remote_labels(const Series& s,
+// Labels of series `slot` for remote_write, sorted by name in byte order
+// (__name__ before lower-case names), empty values left out: read from the
+// registry's labels as data (SeriesRegistry::all_labels), never from the
+// exposition text. External labels fill names the series does not carry.
+// Call under registry.mutex().
+Result<prompb::LabelPairs> remote_labels(const SeriesRegistry& registry, uint32_t slot,
                                          std::span<const std::pair<std::string, std::string>> external);
 
 }  // namespace gpulens

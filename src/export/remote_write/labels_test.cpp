@@ -1,5 +1,6 @@
 // Series become sorted remote_write label sets with the right sample names.
 #include "export/remote_write/labels.h"
+#include "model/testing/label_text.h"
 
 #include <gtest/gtest.h>
 
@@ -8,29 +9,22 @@ namespace {
 
 using prompb::LabelPairs;
 
-TEST(RemoteLabels, ParsesExpositionTextWithEscapes) {
-  LabelPairs out;
-  std::string bare;
-  ASSERT_TRUE(parse_label_text(R"(a="x",b="q\"uo\\te\nd",c="")", out, &bare).is_ok());
-  EXPECT_EQ(out, (LabelPairs{{"a", "x"}, {"b", "q\"uo\\te\nd"}, {"c", ""}}));
-  EXPECT_EQ(bare, "");
-
-  out.clear();
-  ASSERT_TRUE(parse_label_text("model=\"m\",sum", out, &bare).is_ok());
-  EXPECT_EQ(out, (LabelPairs{{"model", "m"}}));
-  EXPECT_EQ(bare, "sum");
-
-  Status s = parse_label_text("a=\"x", out, nullptr);
-  EXPECT_FALSE(s.is_ok());
-  EXPECT_EQ(s.message(), "unterminated value of label a");
+TEST(RemoteLabels, ValuesGoOutUnescapedAsTheSeriesHoldsThem) {
+  SeriesRegistry reg;
+  const uint32_t slot = reg.slot(FieldId::kHostCpuSeconds, kNodeEntity, Labels{{"mode", "q\"uo\\te\nd"}});
+  std::lock_guard lock(reg.mutex());
+  Result<LabelPairs> l = remote_labels(reg, slot, {});
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  EXPECT_EQ(*l, (LabelPairs{{"__name__", "host_cpu_seconds_total"}, {"mode", "q\"uo\\te\nd"}}));
 }
 
 TEST(RemoteLabels, GpuSeriesSortedWithExternalLabels) {
   SeriesRegistry reg;
   reg.set_gpu(0, {.uuid = "GPU-1", .name = "NVIDIA H200", .pci_bus_id = "", .serial = ""});
-  uint32_t slot = reg.slot(FieldId::kGpuNvlinkTxBytes, 0, "link=\"3\"");
+  uint32_t slot = reg.slot(FieldId::kGpuNvlinkTxBytes, 0, Labels{{"link", "3"}});
   std::vector<std::pair<std::string, std::string>> ext{{"instance", "node7"}, {"gpu", "ignored"}};
-  Result<LabelPairs> l = remote_labels(reg.series(slot), ext);
+  std::lock_guard lock(reg.mutex());
+  Result<LabelPairs> l = remote_labels(reg, slot, ext);
   ASSERT_TRUE(l.ok()) << l.status().message();
   EXPECT_EQ(*l, (LabelPairs{{"__name__", "gpu_nvlink_tx_bytes_total"},
                             {"gpu", "0"},
@@ -42,7 +36,9 @@ TEST(RemoteLabels, GpuSeriesSortedWithExternalLabels) {
 
 TEST(RemoteLabels, EmptyValuesAreLeftOut) {
   SeriesRegistry reg;  // GPU 0 unknown: uuid and name empty
-  Result<LabelPairs> l = remote_labels(reg.series(reg.slot(FieldId::kGpuPower, 0)), {});
+  const uint32_t slot = reg.slot(FieldId::kGpuPower, 0);
+  std::lock_guard lock(reg.mutex());
+  Result<LabelPairs> l = remote_labels(reg, slot, {});
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(*l, (LabelPairs{{"__name__", "gpu_power_watts"}, {"gpu", "0"}}));
 }
@@ -50,7 +46,10 @@ TEST(RemoteLabels, EmptyValuesAreLeftOut) {
 TEST(RemoteLabels, HistogramSeriesNames) {
   SeriesRegistry reg;
   auto name_of = [&](std::string_view extra) {
-    Result<LabelPairs> l = remote_labels(reg.series(reg.slot(FieldId::kServingLatency, kNodeEntity, extra)), {});
+    const testing::TextKey k = testing::key_from_text(extra);
+    const uint32_t slot = reg.slot(FieldId::kServingLatency, kNodeEntity, k.labels, k.part);
+    std::lock_guard lock(reg.mutex());
+    Result<LabelPairs> l = remote_labels(reg, slot, {});
     EXPECT_TRUE(l.ok());
     return *l;
   };
@@ -68,7 +67,9 @@ TEST(RemoteLabels, HistogramSeriesNames) {
 TEST(RemoteLabels, UppercaseNamesSortBeforeName) {
   SeriesRegistry reg;
   std::vector<std::pair<std::string, std::string>> ext{{"Zone", "a"}};
-  Result<LabelPairs> l = remote_labels(reg.series(reg.slot(FieldId::kAgentSourceUp, kNodeEntity, "source=\"nvml\"")), ext);
+  const uint32_t slot = reg.slot(FieldId::kAgentSourceUp, kNodeEntity, Labels{{"source", "nvml"}});
+  std::lock_guard lock(reg.mutex());
+  Result<LabelPairs> l = remote_labels(reg, slot, ext);
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(*l, (LabelPairs{{"Zone", "a"}, {"__name__", "gpulens_source_up"}, {"source", "nvml"}}));
 }

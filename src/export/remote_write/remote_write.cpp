@@ -193,7 +193,7 @@ void RemoteWriter::enqueue_snapshot(int64_t now_ms) {
       labels_built_[slot] = 1;
       labels_gen_[slot] = registry_.generation(slot);
       if (field(s.field).native) {
-        Result<prompb::LabelPairs> l = remote_labels(s, options_.external_labels);
+        Result<prompb::LabelPairs> l = remote_labels(registry_, slot, options_.external_labels);
         if (l) {
           labels_[slot] = std::make_shared<const std::string>(prompb::encode_labels(*l));
         } else {
@@ -346,9 +346,10 @@ RemoteWriteStats RemoteWriter::stats() const {
 
 void RemoteWriter::fill(Frame& frame) const {
   RemoteWriteStats s = stats();
-  frame.set_node(FieldId::kAgentRemoteWriteSamples, "result=\"sent\"", static_cast<double>(s.sent));
-  frame.set_node(FieldId::kAgentRemoteWriteSamples, "result=\"failed\"", static_cast<double>(s.failed));
-  frame.set_node(FieldId::kAgentRemoteWriteSamples, "result=\"dropped\"", static_cast<double>(s.dropped));
+  static const Labels kSent{{"result", "sent"}}, kFailed{{"result", "failed"}}, kDropped{{"result", "dropped"}};
+  frame.set_node(FieldId::kAgentRemoteWriteSamples, kSent, static_cast<double>(s.sent));
+  frame.set_node(FieldId::kAgentRemoteWriteSamples, kFailed, static_cast<double>(s.failed));
+  frame.set_node(FieldId::kAgentRemoteWriteSamples, kDropped, static_cast<double>(s.dropped));
   frame.set_node(FieldId::kAgentRemoteWriteQueueSamples, static_cast<double>(s.queued));
   frame.set_node(FieldId::kAgentRemoteWriteQueueCapacity, static_cast<double>(s.capacity));
   frame.set_node(FieldId::kAgentRemoteWriteRetries, static_cast<double>(s.retries));

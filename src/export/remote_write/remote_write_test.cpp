@@ -435,7 +435,7 @@ TEST(RemoteWriter, ReusedSlotIsSentUnderItsNewLabels) {
   auto publish_pid = [&](int pid, int64_t t) {
     Frame f(fx.reg);
     f.clear(t);
-    f.set(FieldId::kGpuProcessMemoryUsed, 0, "pid=\"" + std::to_string(pid) + "\"", pid);
+    f.set(FieldId::kGpuProcessMemoryUsed, 0, Labels{{"pid", std::to_string(pid)}}, pid);
     fx.live.publish(fx.source, f);
   };
   publish_pid(1, 1000);
@@ -453,7 +453,7 @@ TEST(RemoteWriter, ReusedSlotIsSentUnderItsNewLabels) {
     ASSERT_EQ(fx.reg.release_locked({slot}).size(), 1u);
   }
   publish_pid(2, 4000);
-  ASSERT_EQ(fx.reg.slot(FieldId::kGpuProcessMemoryUsed, 0, "pid=\"2\""), 0u);
+  ASSERT_EQ(fx.reg.slot(FieldId::kGpuProcessMemoryUsed, 0, Labels{{"pid", "2"}}), 0u);
   w->enqueue_snapshot(4000);
   while (w->stats().queued > 0) ASSERT_EQ(w->send_once().outcome, Outcome::kOk);
   std::map<std::string, std::vector<double>> by_pid;

@@ -69,9 +69,12 @@ class KubeletSource final : public Source {
     }
     info_labels_.clear();
     for (const auto& o : *owners) {
-      info_labels_.push_back(label("resource", o.resource) + "," + label("device", o.device) + "," +
-                             label("gpu_uuid", gpu_uuid_of(o.device, reg)) + "," + label("namespace", o.namespace_) +
-                             "," + label("pod", o.pod) + "," + label("container", o.container));
+      info_labels_.push_back(Labels{{"resource", o.resource},
+                                    {"device", o.device},
+                                    {"gpu_uuid", gpu_uuid_of(o.device, reg)},
+                                    {"namespace", o.namespace_},
+                                    {"pod", o.pod},
+                                    {"container", o.container}});
     }
     directory_.replace(std::move(*owners));
     status_ = Status::ok();
@@ -80,7 +83,7 @@ class KubeletSource final : public Source {
     auto alloc = client_.allocatable(timeout);
     allocatable_.clear();
     if (alloc) {
-      for (const auto& a : *alloc) allocatable_.emplace_back(label("resource", a.resource), static_cast<double>(a.count));
+      for (const auto& a : *alloc) allocatable_.emplace_back(Labels{{"resource", a.resource}}, static_cast<double>(a.count));
     } else if (alloc.status().code() != Code::kNotSupported) {
       status_ = alloc.status();  // List worked: its view stands, the failure still shows
     }
@@ -132,8 +135,8 @@ class KubeletSource final : public Source {
   bool tried_ = false;
   int64_t last_try_ms_ = 0, last_ok_ms_ = 0;
   Status status_;
-  std::vector<std::string> info_labels_;
-  std::vector<std::pair<std::string, double>> allocatable_;
+  std::vector<Labels> info_labels_;
+  std::vector<std::pair<Labels, double>> allocatable_;
   std::optional<PodOwnerClient> owner_client_;
   bool owners_tried_ = false, owners_ok_once_ = false;
   int64_t last_owner_try_ms_ = 0;

@@ -55,7 +55,7 @@ std::map<std::string, double> values(const Frame& f) {
   std::map<std::string, double> out;
   for (const auto& v : f.values()) {
     const Series& s = f.registry().series(v.slot);
-    out[std::string(field(s.field).name) + "{" + s.extra + "}"] = v.value;
+    out[std::string(field(s.field).name) + "{" + s.extra.render() + "}"] = v.value;
   }
   return out;
 }
@@ -213,11 +213,11 @@ struct SourceHarness {
 };
 
 const char* kTrainGpu0 =
-    "gpu_pod_info{resource=\"nvidia.com/gpu\",device=\"GPU-0\",gpu_uuid=\"GPU-0\",namespace=\"ml\",pod=\"train-0\","
-    "container=\"trainer\"}";
+    "gpu_pod_info{container=\"trainer\",device=\"GPU-0\",gpu_uuid=\"GPU-0\",namespace=\"ml\",pod=\"train-0\","
+    "resource=\"nvidia.com/gpu\"}";
 const char* kMig =
-    "gpu_pod_info{resource=\"nvidia.com/mig-1g.10gb\",device=\"MIG-2a\",gpu_uuid=\"\",namespace=\"serving\","
-    "pod=\"infer-0\",container=\"server\"}";
+    "gpu_pod_info{container=\"server\",device=\"MIG-2a\",gpu_uuid=\"\",namespace=\"serving\","
+    "pod=\"infer-0\",resource=\"nvidia.com/mig-1g.10gb\"}";
 
 TEST(KubeletSource, PodsComeAndGoOnTheRefreshPeriod) {
   TempDir dir;
@@ -260,8 +260,8 @@ TEST(KubeletSource, GkeDeviceNamesMapToTheRegisteredGpu) {
   h.reg.set_gpu(0, {.uuid = "GPU-zero"});
   h.reg.set_gpu(1, {.uuid = "GPU-one"});
   auto v = h.sample();
-  EXPECT_EQ(v["gpu_pod_info{resource=\"nvidia.com/gpu\",device=\"nvidia1\",gpu_uuid=\"GPU-one\",namespace=\"ns\","
-              "pod=\"p\",container=\"c\"}"],
+  EXPECT_EQ(v["gpu_pod_info{container=\"c\",device=\"nvidia1\",gpu_uuid=\"GPU-one\",namespace=\"ns\","
+              "pod=\"p\",resource=\"nvidia.com/gpu\"}"],
             1);
 }
 

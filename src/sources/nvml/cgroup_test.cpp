@@ -86,17 +86,17 @@ TEST(ProcessCache, ResolvesPodNamesOnceAndFallsBack) {
   ProcessCache cache(kData + "nvml/proc", kData + "nvml/kubelet");
   ProcessIdentity* p = cache.lookup(4242);
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(p->labels, "pid=\"4242\",namespace=\"ml-team\",pod=\"trainer-0\",container=\"trainer\"");
+  EXPECT_EQ(p->labels.render(), "container=\"trainer\",namespace=\"ml-team\",pid=\"4242\",pod=\"trainer-0\"");
   EXPECT_EQ(p->cpus, "0-15");
-  EXPECT_EQ(p->affinity_for(3), "pid=\"4242\",gpu=\"3\",cpus=\"0-15\",numa_nodes=\"0\"");
+  EXPECT_EQ(p->affinity_for(3).render(), "cpus=\"0-15\",gpu=\"3\",numa_nodes=\"0\",pid=\"4242\"");
   cache.sweep();
   ASSERT_NE(cache.lookup(4242), nullptr);
   EXPECT_EQ(cache.resolutions(), 1u);  // cached by (pid, start time)
 
   ProcessCache bare(kData + "nvml/proc", "");
-  EXPECT_EQ(bare.lookup(4242)->labels,
-            "pid=\"4242\",namespace=\"\",pod=\"" + kUid + "\",container=\"3f2a9c1b7d4e\"");
-  EXPECT_EQ(bare.lookup(4243)->labels, "pid=\"4243\",namespace=\"\",pod=\"\",container=\"\"");
+  EXPECT_EQ(bare.lookup(4242)->labels.render(),
+            "container=\"3f2a9c1b7d4e\",namespace=\"\",pid=\"4242\",pod=\"" + kUid + "\"");
+  EXPECT_EQ(bare.lookup(4243)->labels.render(), "container=\"\",namespace=\"\",pid=\"4243\",pod=\"\"");
   EXPECT_EQ(bare.lookup(99999), nullptr);  // gone
   bare.sweep();
   bare.sweep();

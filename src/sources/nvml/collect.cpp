@@ -13,19 +13,23 @@ namespace {
 using F = FieldId;
 
 // Cumulative time in a reason, ns (field ids, driver 12.9+).
-constexpr std::array<std::pair<unsigned, std::string_view>, 5> kReasonTimes{{
-    {NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP, "reason=\"sw_power_cap\""},
-    {NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST, "reason=\"sync_boost\""},
-    {NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN, "reason=\"sw_thermal\""},
-    {NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN, "reason=\"hw_thermal\""},
-    {NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN, "reason=\"hw_power_brake\""},
+// Label sets built once, at start: a set() passes the same one every time.
+const std::array<std::pair<unsigned, Labels>, 5> kReasonTimes{{
+    {NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP, Labels{{"reason", "sw_power_cap"}}},
+    {NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST, Labels{{"reason", "sync_boost"}}},
+    {NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN, Labels{{"reason", "sw_thermal"}}},
+    {NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN, Labels{{"reason", "hw_thermal"}}},
+    {NVML_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN, Labels{{"reason", "hw_power_brake"}}},
 }};
+const Labels kNvmlEccCorrected{{"type", "corrected"}}, kNvmlEccUncorrected{{"type", "uncorrected"}};
+const Labels kNvmlRemapCorrectable{{"cause", "correctable"}}, kNvmlRemapUncorrectable{{"cause", "uncorrectable"}};
+const Labels kNvmlRepairChannel{{"repair", "channel"}}, kNvmlRepairTpc{{"repair", "tpc"}};
 
 // NVLink5 recovery counts (fields 213-215): by outcome, then every event ("").
-constexpr std::array<std::pair<unsigned, std::string_view>, 3> kLinkRecoveries{{
-    {NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_SUCCESSFUL_EVENTS, "result=\"successful\""},
-    {NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_FAILED_EVENTS, "result=\"failed\""},
-    {NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_EVENTS, ""},
+const std::array<std::pair<unsigned, Labels>, 3> kLinkRecoveries{{
+    {NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_SUCCESSFUL_EVENTS, Labels{{"result", "successful"}}},
+    {NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_FAILED_EVENTS, Labels{{"result", "failed"}}},
+    {NVML_FI_DEV_NVLINK_COUNT_LINK_RECOVERY_EVENTS, Labels{}},
 }};
 
 double field_number(const nvmlFieldValue_t& v) {
@@ -90,13 +94,12 @@ bool open_gpu(const NvmlApi& api, unsigned index, const std::string& driver, con
   if (unsigned minor = 0; api.get_minor_number != nullptr && api.get_minor_number(gpu.dev, &minor) == NVML_SUCCESS) {
     gpu.minor = static_cast<int>(minor);
   }
-  gpu.info_extra = label("model", gpu.name) + "," + label("pci_bus_id", gpu.pci_bus_id) + "," +
-                   label("driver", driver) + "," + label("serial", gpu.serial);
+  gpu.info_extra = Labels{{"model", gpu.name}, {"pci_bus_id", gpu.pci_bus_id}, {"driver", driver}, {"serial", gpu.serial}};
 
   unsigned long long mask = 0x1FF;
   if (api.get_supported_clock_events != nullptr) api.get_supported_clock_events(gpu.dev, &mask);
   for (const ClockReason& r : clock_reasons()) {
-    if ((mask & r.bit) != 0) gpu.reasons.emplace_back(r.bit, label("reason", r.label));
+    if ((mask & r.bit) != 0) gpu.reasons.emplace_back(r.bit, Labels{{"reason", r.label}});
   }
   if (api.get_pcie_gen_max != nullptr) api.get_pcie_gen_max(gpu.dev, &gpu.gen_max);
   if (api.get_max_clock != nullptr) {
@@ -110,8 +113,8 @@ bool open_gpu(const NvmlApi& api, unsigned index, const std::string& driver, con
     gpu.cal_width = e->link_width;
   }
   if (gpu.peak.rx > 0) {
-    gpu.peak_rx_extra = label("basis", gpu.peak.basis) + ",direction=\"rx\"";
-    gpu.peak_tx_extra = label("basis", gpu.peak.basis) + ",direction=\"tx\"";
+    gpu.peak_rx_extra = Labels{{"basis", gpu.peak.basis}, {"direction", "rx"}};
+    gpu.peak_tx_extra = Labels{{"basis", gpu.peak.basis}, {"direction", "tx"}};
   }
 
   // NVLink: which links exist, and their speed (MBps per direction).
@@ -125,7 +128,7 @@ bool open_gpu(const NvmlApi& api, unsigned index, const std::string& driver, con
       }
       NvLink l;
       l.id = link;
-      l.extra = label("link", std::to_string(link));
+      l.extra = Labels{{"link", std::to_string(link)}};
       l.up = active == NVML_FEATURE_ENABLED;
       if (api.get_field_values != nullptr) {
         nvmlFieldValue_t fv{};
@@ -272,18 +275,18 @@ void collect_gpu(CollectContext& ctx, GpuState& gpu) {
     unsigned long long c = 0, u = 0;
     if (p.ok(Probe::kEcc, api.get_ecc_errors(dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &c)) &&
         p.ok(Probe::kEcc, api.get_ecc_errors(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &u))) {
-      f.set(F::kGpuEccErrors, g, "type=\"corrected\"", static_cast<double>(c));
+      f.set(F::kGpuEccErrors, g, kNvmlEccCorrected, static_cast<double>(c));
       keep();
-      f.set(F::kGpuEccErrors, g, "type=\"uncorrected\"", static_cast<double>(u));
+      f.set(F::kGpuEccErrors, g, kNvmlEccUncorrected, static_cast<double>(u));
       keep();
     }
   }
   if (slow && p.may(Probe::kRemap, reinterpret_cast<const void*>(api.get_remapped_rows))) {
     unsigned cor = 0, unc = 0, pending = 0, failed = 0;
     if (p.ok(Probe::kRemap, api.get_remapped_rows(dev, &cor, &unc, &pending, &failed))) {
-      f.set(F::kGpuRemappedRows, g, "cause=\"correctable\"", cor);
+      f.set(F::kGpuRemappedRows, g, kNvmlRemapCorrectable, cor);
       keep();
-      f.set(F::kGpuRemappedRows, g, "cause=\"uncorrectable\"", unc);
+      f.set(F::kGpuRemappedRows, g, kNvmlRemapUncorrectable, unc);
       keep();
       f.set(F::kGpuRowRemapFailure, g, failed != 0 ? 1 : 0);
       keep();
@@ -297,9 +300,9 @@ void collect_gpu(CollectContext& ctx, GpuState& gpu) {
     const nvmlReturn_t rc = api.get_repair_status(dev, &rs);
     if (rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) gpu.off.set(static_cast<size_t>(Probe::kRepairStatus));
     if (p.ok(Probe::kRepairStatus, rc)) {
-      f.set(F::kGpuRepairPending, g, "repair=\"channel\"", rs.bChannelRepairPending != 0 ? 1 : 0);
+      f.set(F::kGpuRepairPending, g, kNvmlRepairChannel, rs.bChannelRepairPending != 0 ? 1 : 0);
       keep();
-      f.set(F::kGpuRepairPending, g, "repair=\"tpc\"", rs.bTpcRepairPending != 0 ? 1 : 0);
+      f.set(F::kGpuRepairPending, g, kNvmlRepairTpc, rs.bTpcRepairPending != 0 ? 1 : 0);
       keep();
     }
   }

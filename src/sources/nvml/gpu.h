@@ -47,7 +47,7 @@ enum class Probe : uint8_t {
 
 struct NvLink {
   unsigned id = 0;
-  std::string extra;           // link="3"
+  Labels extra;                // {link="3"}
   double speed = 0;            // bytes/s per direction, 0 if unknown
   bool up = false;
   double tx = 0, rx = 0;       // last cumulative bytes
@@ -63,8 +63,8 @@ struct GpuState {
   bool lost = false;
   std::bitset<static_cast<size_t>(Probe::kCount)> off;  // unsupported calls
 
-  std::string info_extra;  // model=..,pci_bus_id=..,driver=..,serial=..
-  std::vector<std::pair<uint64_t, std::string>> reasons;  // supported clock-event bits, reason="..."
+  Labels info_extra;  // model, pci_bus_id, driver, serial...
+  std::vector<std::pair<uint64_t, Labels>> reasons;  // supported clock-event bits, {reason="..."}
   unsigned gen_max = 0, width_max = 0;  // read once at open
   unsigned sm_clock_max = 0, mem_clock_max = 0;  // MHz; static, and ~2 ms per read on R580
   std::vector<nvmlFieldValue_t> fields;  // field-values request, reused
@@ -72,7 +72,7 @@ struct GpuState {
   // PCIe
   PciePeak peak;
   unsigned cal_gen = 0, cal_width = 0;  // link recorded by gpulens calibrate; 0 unknown
-  std::string peak_rx_extra, peak_tx_extra;
+  Labels peak_rx_extra, peak_tx_extra;
   double pcie_tx_total = 0, pcie_rx_total = 0;   // integrated bytes
   double pcie_tx_counter = -1, pcie_rx_counter = -1;  // last NVML byte counters (fields 197/198)
   int64_t last_ms = 0;
@@ -102,15 +102,15 @@ struct GpuState {
   // what they were derived from ((pid, start time)..., mapping generation).
   std::vector<const ProcessIdentity*> job_processes;
   std::vector<uint64_t> job_inputs, job_inputs_next;
-  std::vector<std::string> job_extras;
+  std::vector<Labels> job_extras;
 
   // MIG mode and instances (discovered at open and on every slow tier)
   MigState mig;
 
   // topology, fixed at open
-  std::vector<std::string> topology_extras;  // peer="1",path="NVLINK"
+  std::vector<Labels> topology_extras;  // {path="NVLINK",peer="1"}
   int numa_node = -1;
-  std::string cpu_affinity_extra;            // cpus="0-31"
+  Labels cpu_affinity_extra;            // {cpus="0-31"}
 };
 
 struct CollectContext {

@@ -56,12 +56,12 @@ std::vector<GpuJob> attribute_gpu_jobs(const std::vector<std::string>* mapped, s
   return jobs;
 }
 
-std::string job_labels(const GpuJob& job) {
-  std::string out = label("job_id", job.job_id) + "," + label("source", job.source);
+Labels job_labels(const GpuJob& job) {
+  Labels out{{"job_id", job.job_id}, {"source", job.source}};
   const std::pair<const char*, const std::string*> optional[] = {
       {"rank", &job.rank}, {"local_rank", &job.local_rank}, {"world_size", &job.world_size}, {"group_rank", &job.group_rank}};
   for (const auto& [name, value] : optional) {
-    if (!value->empty()) out += "," + label(name, *value);
+    if (!value->empty()) out.set(name, *value);
   }
   return out;
 }

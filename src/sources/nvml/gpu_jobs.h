@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "model/labels.h"
 #include "sources/nvml/job_env.h"
 
 namespace gpulens {
@@ -39,6 +40,6 @@ std::vector<GpuJob> attribute_gpu_jobs(const std::vector<std::string>* mapped, s
                                        std::span<const std::string> pod_jobs = {});
 
 // job_id="..",source="..",rank=".." ... (escaped; empty values left out).
-std::string job_labels(const GpuJob& job);
+Labels job_labels(const GpuJob& job);
 
 }  // namespace gpulens

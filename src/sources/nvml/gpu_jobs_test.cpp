@@ -145,12 +145,12 @@ TEST(GpuJobs, MappingDirectoryFirstThenSlurmThenTheRendezvous) {
   auto jobs = attribute_gpu_jobs(&mapped, torch_only);
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0], (GpuJob{"81234", "slurm", "3", "3", "16", "0"}));
-  EXPECT_EQ(job_labels(jobs[0]),
-            R"(job_id="81234",source="slurm",rank="3",local_rank="3",world_size="16",group_rank="0")");
+  EXPECT_EQ(job_labels(jobs[0]).render(),
+            R"(group_rank="0",job_id="81234",local_rank="3",rank="3",source="slurm",world_size="16")");
   // A process of another Slurm job lends the mapped job no ranks.
   jobs = attribute_gpu_jobs(&mapped, slurm_only);
   EXPECT_EQ(jobs.at(0), (GpuJob{.job_id = "81234", .source = "slurm"}));
-  EXPECT_EQ(job_labels(jobs[0]), R"(job_id="81234",source="slurm")");
+  EXPECT_EQ(job_labels(jobs[0]).render(), R"(job_id="81234",source="slurm")");
   // Without the directory: the process's Slurm job, its ranks from SLURM_*.
   jobs = attribute_gpu_jobs(nullptr, slurm_only);
   EXPECT_EQ(jobs.at(0), (GpuJob{"900", "slurm", "12", "4", "32", "1"}));
@@ -224,7 +224,7 @@ std::map<std::string, double> job_series(NvmlSource& src, SeriesRegistry& reg) {
   std::map<std::string, double> out;
   for (const auto& v : frame.values()) {
     const Series& s = reg.series(v.slot);
-    if (s.field == FieldId::kGpuJobInfo) out[std::to_string(s.gpu) + "|" + s.extra] = v.value;
+    if (s.field == FieldId::kGpuJobInfo) out[std::to_string(s.gpu) + "|" + s.extra.render()] = v.value;
   }
   return out;
 }
@@ -246,8 +246,8 @@ TEST(NvmlJobs, FromTheMappingDirectoryAndTheRanksEnvironment) {
   ASSERT_TRUE(src.open(reg).is_ok());
   auto jobs = job_series(src, reg);
   EXPECT_EQ(jobs, (std::map<std::string, double>{
-                      {R"(0|job_id="81234",source="slurm",rank="8",local_rank="0",world_size="16")", 1},
-                      {R"(1|job_id="900",source="slurm",rank="9")", 1},
+                      {R"(0|job_id="81234",local_rank="0",rank="8",source="slurm",world_size="16")", 1},
+                      {R"(1|job_id="900",rank="9",source="slurm")", 1},
                   }));
   std::string notices;
   for (const auto& n : src.notices()) notices += n + "\n";
@@ -288,8 +288,8 @@ TEST(NvmlJobs, TwoJobsOnOneGpuBothListedAndSaid) {
   ASSERT_TRUE(src.open(reg).is_ok());
   auto jobs = job_series(src, reg);
   EXPECT_EQ(jobs.size(), 2u);
-  EXPECT_EQ(jobs.count(R"(0|job_id="alpha",source="environment",rank="0")"), 1u);
-  EXPECT_EQ(jobs.count(R"(0|job_id="beta",source="environment",rank="0")"), 1u);
+  EXPECT_EQ(jobs.count(R"(0|job_id="alpha",rank="0",source="environment")"), 1u);
+  EXPECT_EQ(jobs.count(R"(0|job_id="beta",rank="0",source="environment")"), 1u);
   std::string notices;
   for (const auto& n : src.notices()) notices += n + "\n";
   EXPECT_NE(notices.find("GPU 0 is claimed by 2 jobs (alpha, beta)"), std::string::npos) << notices;
@@ -325,7 +325,7 @@ TEST(NvmlJobs, ThePodsOwnerLabelNamesAGpuNothingElseNames) {
   ASSERT_TRUE(src.open(reg).is_ok());
   EXPECT_EQ(job_series(src, reg), (std::map<std::string, double>{
                                       {R"(0|job_id="ml/llama",source="kubernetes")", 1},
-                                      {R"(1|job_id="gamma",source="environment",rank="1")", 1},
+                                      {R"(1|job_id="gamma",rank="1",source="environment")", 1},
                                   }));
   pod_directory().replace_pod_jobs({});  // the API server stopped answering: absent
   EXPECT_EQ(job_series(src, reg).size(), 1u);

@@ -11,7 +11,7 @@ namespace {
 
 constexpr size_t kMaxValue = 128;
 
-bool printable(std::string_view v) {
+bool printable_value(std::string_view v) {
   return !v.empty() && v.size() <= kMaxValue &&
          std::all_of(v.begin(), v.end(), [](char c) { return c > 0x20 && c < 0x7f; });
 }
@@ -62,7 +62,7 @@ JobEnv parse_job_environ(std::string_view data, bool truncated) {
     const std::string_view name = entry.substr(0, eq), value = entry.substr(eq + 1);
     for (const Key& k : kKeys) {
       if (name != k.name) continue;
-      if (k.number ? decimal(value) : printable(value)) env.*k.field = std::string(value);
+      if (k.number ? decimal(value) : printable_value(value)) env.*k.field = std::string(value);
       break;
     }
   }

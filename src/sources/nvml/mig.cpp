@@ -81,8 +81,9 @@ void collect_mig(CollectContext& ctx, GpuState& gpu) {
   const NvmlApi& api = ctx.api;
   Frame& f = ctx.frame;
   const int g = gpu.index;
-  f.set(FieldId::kGpuMigMode, g, "state=\"current\"", m.current == static_cast<int>(NVML_DEVICE_MIG_ENABLE) ? 1 : 0);
-  f.set(FieldId::kGpuMigMode, g, "state=\"pending\"", m.pending == static_cast<int>(NVML_DEVICE_MIG_ENABLE) ? 1 : 0);
+  static const Labels kCurrent{{"state", "current"}}, kPending{{"state", "pending"}};
+  f.set(FieldId::kGpuMigMode, g, kCurrent, m.current == static_cast<int>(NVML_DEVICE_MIG_ENABLE) ? 1 : 0);
+  f.set(FieldId::kGpuMigMode, g, kPending, m.pending == static_cast<int>(NVML_DEVICE_MIG_ENABLE) ? 1 : 0);
   if (m.current != m.pending) {
     ctx.warn("MIG mode of GPU " + std::to_string(g) + " (" + gpu.uuid + ") is " +
              (m.current == 1 ? "enabled" : "disabled") + " and pending " + (m.pending == 1 ? "enabled" : "disabled") +

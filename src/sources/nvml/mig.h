@@ -37,7 +37,7 @@ struct GpuState;
 struct MigInstance {
   nvmlDevice_t dev = nullptr;
   MigIdentity id;
-  std::string extra;  // mig_labels(id)
+  Labels extra;  // mig_labels(id)
   GpmSampler gpm;
   bool gpm_tried = false;
   bool mem_v2_off = false, mem_off = false;

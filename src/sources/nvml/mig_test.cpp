@@ -48,14 +48,14 @@ struct Harness {
     std::map<std::string, double> out;
     for (const auto& v : frame.values()) {
       const Series& x = reg.series(v.slot);
-      out[std::string(field(x.field).name) + "{" + std::to_string(x.gpu) + "|" + x.extra + "}"] = v.value;
+      out[std::string(field(x.field).name) + "{" + std::to_string(x.gpu) + "|" + x.extra.render() + "}"] = v.value;
     }
     return out;
   }
 };
 
 std::string mig(const char* uuid, const char* profile, unsigned gi, unsigned ci) {
-  return mig_labels({.uuid = uuid, .profile = profile, .gpu_instance = gi, .compute_instance = ci});
+  return mig_labels({.uuid = uuid, .profile = profile, .gpu_instance = gi, .compute_instance = ci}).render();
 }
 
 size_t count_of(const std::map<std::string, double>& v, const std::string& name) {
@@ -120,14 +120,24 @@ TEST(Mig, MixedLayoutProcessesCarryTheirInstance) {
   EXPECT_EQ(count_of(v, "gpu_mig_info"), 4u);
   EXPECT_EQ(v.at("gpu_mig_memory_total_bytes{0|" + mig("MIG-3g", "3g.40gb", 1, 0) + "}"), 42949672960.0);
   EXPECT_EQ(v.at("gpu_mig_memory_total_bytes{0|" + mig("MIG-2g", "2g.20gb", 5, 0) + "}"), 21474836480.0);
-  const std::string none = "namespace=\"\",pod=\"\",container=\"\"";
-  EXPECT_EQ(v.at("gpu_process_memory_used_bytes{0|pid=\"991001\"," + none + "," + mig("MIG-3g", "3g.40gb", 1, 0) + "}"),
+  // A process's own labels and its instance's, one set in name order.
+  auto process = [](const char* pid, const MigIdentity& instance) {
+    Labels l{{"pid", pid}, {"namespace", ""}, {"pod", ""}, {"container", ""}};
+    l.merge(mig_labels(instance));
+    return l.render();
+  };
+  EXPECT_EQ(v.at("gpu_process_memory_used_bytes{0|" +
+                 process("991001", {.uuid = "MIG-3g", .profile = "3g.40gb", .gpu_instance = 1, .compute_instance = 0}) +
+                 "}"),
             4096);
-  EXPECT_EQ(v.at("gpu_process_memory_used_bytes{0|pid=\"991002\"," + none + "," + mig("MIG-1b", "1g.10gb", 10, 0) + "}"),
+  EXPECT_EQ(v.at("gpu_process_memory_used_bytes{0|" +
+                 process("991002", {.uuid = "MIG-1b", .profile = "1g.10gb", .gpu_instance = 10, .compute_instance = 0}) +
+                 "}"),
             8192);
+  const std::string none = "container=\"\",namespace=\"\"";
   EXPECT_EQ(count_of(v, "gpu_process_memory_used_bytes"), 3u);  // each process once, in its own instance
   // GPU 1 has no MIG: no MIG series, its process as before.
-  EXPECT_EQ(v.at("gpu_process_memory_used_bytes{1|pid=\"991003\"," + none + "}"), 2048);
+  EXPECT_EQ(v.at("gpu_process_memory_used_bytes{1|" + none + ",pid=\"991003\",pod=\"\"}"), 2048);
   for (const auto& [k, x] : v) EXPECT_FALSE(k.starts_with("gpu_mig_") && k.find("{1|") != std::string::npos) << k;
 }
 
@@ -186,7 +196,7 @@ TEST(Mig, GpusWithoutMigHaveNoMigSeries) {
   ASSERT_TRUE(h.src->open(h.reg).is_ok());
   auto v = h.sample();
   for (const auto& [k, x] : v) EXPECT_FALSE(k.starts_with("gpu_mig_")) << k;
-  EXPECT_EQ(v.at("gpu_process_memory_used_bytes{0|pid=\"991004\",namespace=\"\",pod=\"\",container=\"\"}"), 1024);
+  EXPECT_EQ(v.at("gpu_process_memory_used_bytes{0|container=\"\",namespace=\"\",pid=\"991004\",pod=\"\"}"), 1024);
 }
 
 }  // namespace

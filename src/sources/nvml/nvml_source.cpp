@@ -73,7 +73,7 @@ struct NvmlSource::Core {
       if (g.lost) {
         ++lost;
         // A lost GPU keeps the jobs it had: they are whom it stalls.
-        for (const std::string& extra : g.job_extras) frame->set(FieldId::kGpuJobInfo, g.index, extra, 1);
+        for (const Labels& extra : g.job_extras) frame->set(FieldId::kGpuJobInfo, g.index, extra, 1);
         continue;
       }
       if (g.slow_now) discover_mig(*api, g);
@@ -81,14 +81,15 @@ struct NvmlSource::Core {
       collect_processes(ctx, g, *cache);
       auto mapped = job_map.jobs.find(g.index);
       collect_jobs(ctx, g, mapped == job_map.jobs.end() ? nullptr : &mapped->second, job_map_generation);
-      for (const std::string& t : g.topology_extras) frame->set(FieldId::kGpuTopology, g.index, t, 1);
+      for (const Labels& t : g.topology_extras) frame->set(FieldId::kGpuTopology, g.index, t, 1);
       if (g.numa_node >= 0) frame->set(FieldId::kGpuNumaNode, g.index, g.numa_node);
       if (!g.cpu_affinity_extra.empty()) frame->set(FieldId::kGpuCpuAffinity, g.index, g.cpu_affinity_extra, 1);
     }
     cache->sweep();
     if (slow_interval_ms > 0 && !gpus.empty()) {
       // Staleness of the slow tier, beside the agent's own {source="nvml"}.
-      frame->set_node(FieldId::kAgentSourceAge, "source=\"nvml\",tier=\"slow\"",
+      static const Labels kSlowTier{{"source", "nvml"}, {"tier", "slow"}};
+      frame->set_node(FieldId::kAgentSourceAge, kSlowTier,
                       static_cast<double>(ctx.now_ms - gpus.front().slow_last_ms) / 1000.0);
     }
     if (xids) xids->fill(*frame);
@@ -240,7 +241,7 @@ Status NvmlSource::sample(Frame& frame) {
     std::lock_guard reg(c.registry->mutex());
     for (const Frame::Value& v : c.frame->values()) c.copy_buf.emplace_back(&c.registry->series(v.slot), v.value);
   }
-  for (const auto& [s, v] : c.copy_buf) frame.set(s->field, s->gpu, s->extra, v);
+  for (const auto& [s, v] : c.copy_buf) frame.set(s->field, s->gpu, s->part, s->extra, v);
   return c.last;
 }
 

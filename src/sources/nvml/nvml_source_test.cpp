@@ -48,7 +48,7 @@ std::map<std::string, double> values(const Frame& f) {
   std::map<std::string, double> out;
   for (const auto& v : f.values()) {
     const Series& s = f.registry().series(v.slot);
-    out[std::string(field(s.field).name) + "{" + std::to_string(s.gpu) + "|" + s.extra + "}"] = v.value;
+    out[std::string(field(s.field).name) + "{" + std::to_string(s.gpu) + "|" + s.extra.render() + "}"] = v.value;
   }
   return out;
 }
@@ -123,7 +123,7 @@ TEST(NvmlSource, CoreFieldsInCatalogUnits) {
   EXPECT_EQ(v["gpu_row_remap_failure{0|}"], 1);
   EXPECT_EQ(v["gpu_pstate{0|}"], 2);
   EXPECT_EQ(v["gpu_up{0|}"], 1);
-  EXPECT_EQ(v["gpu_info{0|model=\"NVIDIA H100 80GB HBM3\",pci_bus_id=\"00000000:18:00.0\",driver=\"550.54.15\","
+  EXPECT_EQ(v["gpu_info{0|driver=\"550.54.15\",model=\"NVIDIA H100 80GB HBM3\",pci_bus_id=\"00000000:18:00.0\","
               "serial=\"1650123\"}"],
             1);
   EXPECT_FALSE(v.contains("gpu_sm_active_ratio{0|}"));  // no GPM on this GPU
@@ -286,12 +286,12 @@ TEST(NvmlSource, ProcessesCarryPodIdentityAndAffinity) {
   ASSERT_TRUE(h.src->open(h.reg).is_ok());
   std::map<std::string, double> v;
   for (int i = 0; i < 3; ++i) v = h.sample();
-  const std::string pod = "pid=\"4242\",namespace=\"ml-team\",pod=\"trainer-0\",container=\"trainer\"";
+  const std::string pod = "container=\"trainer\",namespace=\"ml-team\",pid=\"4242\",pod=\"trainer-0\"";
   EXPECT_EQ(v["gpu_process_memory_used_bytes{0|" + pod + "}"], 1073741824);
   EXPECT_DOUBLE_EQ(v["gpu_process_sm_util_ratio{0|" + pod + "}"], 0.37);
-  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|pid=\"4243\",namespace=\"\",pod=\"\",container=\"\"}"], 2048);
-  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|pid=\"99999\",namespace=\"\",pod=\"\",container=\"\"}"], 4096);
-  EXPECT_EQ(v["host_gpu_process_affinity_info{-1|pid=\"4243\",gpu=\"0\",cpus=\"32-63\",numa_nodes=\"1\"}"], 1);
+  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|container=\"\",namespace=\"\",pid=\"4243\",pod=\"\"}"], 2048);
+  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|container=\"\",namespace=\"\",pid=\"99999\",pod=\"\"}"], 4096);
+  EXPECT_EQ(v["host_gpu_process_affinity_info{-1|cpus=\"32-63\",gpu=\"0\",numa_nodes=\"1\",pid=\"4243\"}"], 1);
   EXPECT_EQ(h.src->process_resolutions(), 2u);  // three collections, each process resolved once
   // The GPU's one pod labels its dcgm-exporter series, after the label rows.
   std::lock_guard lock(h.reg.mutex());
@@ -308,7 +308,7 @@ TEST(NvmlSource, PodProcessesAreNamedFromTheKubeletDirectory) {
   o.kubelet_root = "/nonexistent";
   Harness h(std::string(kOneGpu) + "process 0 pid=4242 mem=1073741824 sm=37\nprocess 0 pid=4243 mem=2048 sm=0\n", o);
   ASSERT_TRUE(h.src->open(h.reg).is_ok());
-  const std::string uid = "pid=\"4242\",namespace=\"\",pod=\"0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b\",container=\"3f2a9c1b7d4e\"";
+  const std::string uid = "container=\"3f2a9c1b7d4e\",namespace=\"\",pid=\"4242\",pod=\"0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b\"";
   pod_directory().clear();
   auto v = h.sample();
   EXPECT_EQ(v["gpu_process_memory_used_bytes{0|" + uid + "}"], 1073741824);
@@ -321,11 +321,11 @@ TEST(NvmlSource, PodProcessesAreNamedFromTheKubeletDirectory) {
 
   pod_directory().replace({{"nvidia.com/gpu", "GPU-aaaa", "ml-team", "trainer-0", "trainer"}});
   v = h.sample();
-  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|pid=\"4242\",namespace=\"ml-team\",pod=\"trainer-0\",container=\"trainer\"}"],
+  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|container=\"trainer\",namespace=\"ml-team\",pid=\"4242\",pod=\"trainer-0\"}"],
             1073741824);
   EXPECT_EQ(v.count("gpu_process_memory_used_bytes{0|" + uid + "}"), 0u);
   // A host process (no pod) is never given the GPU's pod.
-  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|pid=\"4243\",namespace=\"\",pod=\"\",container=\"\"}"], 2048);
+  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|container=\"\",namespace=\"\",pid=\"4243\",pod=\"\"}"], 2048);
   {
     // The kubelet's owner labels the GPU's dcgm-exporter series.
     std::lock_guard lock(h.reg.mutex());
@@ -350,7 +350,7 @@ TEST(NvmlSource, SlowTierIsReadEveryIntervalAndReplayedBetween) {
     EXPECT_EQ(v["gpu_power_watts{0|}"], 200);            // fast tier: read again
     EXPECT_EQ(v["gpu_energy_joules_total{0|}"], 5);      // slow tier: the first reading, replayed
     EXPECT_EQ(v["gpu_ecc_errors_total{0|type=\"corrected\"}"], 1);
-    const std::string pod = "pid=\"4242\",namespace=\"ml-team\",pod=\"trainer-0\",container=\"trainer\"";
+    const std::string pod = "container=\"trainer\",namespace=\"ml-team\",pid=\"4242\",pod=\"trainer-0\"";
     EXPECT_DOUBLE_EQ(v["gpu_process_sm_util_ratio{0|" + pod + "}"], 0.37);  // the SM share is slow, the list is not
     EXPECT_EQ(v["gpu_process_memory_used_bytes{0|" + pod + "}"], 1073741824);
     bool age = false;
@@ -374,9 +374,9 @@ TEST(NvmlSource, TopologyNumaAndAffinity) {
             "topology 0 2 SYS\ntopology 1 2 PIX\nvalue 2 mem_affinity 2\nvalue 2 cpu_affinity 4294901760\n");
   ASSERT_TRUE(h.src->open(h.reg).is_ok());
   auto v = h.sample();
-  EXPECT_EQ(v["gpu_topology_info{0|peer=\"1\",path=\"NVLINK\"}"], 1);
-  EXPECT_EQ(v["gpu_topology_info{0|peer=\"2\",path=\"SYS\"}"], 1);
-  EXPECT_EQ(v["gpu_topology_info{2|peer=\"1\",path=\"PIX\"}"], 1);
+  EXPECT_EQ(v["gpu_topology_info{0|path=\"NVLINK\",peer=\"1\"}"], 1);
+  EXPECT_EQ(v["gpu_topology_info{0|path=\"SYS\",peer=\"2\"}"], 1);
+  EXPECT_EQ(v["gpu_topology_info{2|path=\"PIX\",peer=\"1\"}"], 1);
   EXPECT_EQ(v["gpu_numa_node{0|}"], 0);
   EXPECT_EQ(v["gpu_numa_node{2|}"], 1);
   EXPECT_EQ(v["gpu_cpu_affinity_info{2|cpus=\"16-31\"}"], 1);
@@ -467,7 +467,7 @@ TEST(NvmlSource, OldDriverFallbacks) {
   EXPECT_EQ(v["gpu_clock_event_active{0|reason=\"gpu_idle\"}"], 1);  // through the Throttle name
   EXPECT_FALSE(v.contains("gpu_sm_active_ratio{0|}"));
   // 32-byte process elements of early R535 drivers are read correctly.
-  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|pid=\"4243\",namespace=\"\",pod=\"\",container=\"\"}"], 222);
+  EXPECT_EQ(v["gpu_process_memory_used_bytes{0|container=\"\",namespace=\"\",pid=\"4243\",pod=\"\"}"], 222);
 }
 
 }  // namespace

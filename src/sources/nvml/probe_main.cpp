@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     for (const auto& v : frame.values()) {
       const Series& se = reg.series(v.slot);
       std::printf("%s{gpu=\"%d\"%s%s} %.17g\n", std::string(field(se.field).name).c_str(), se.gpu,
-                  se.extra.empty() ? "" : ",", se.extra.c_str(), v.value);
+                  se.extra.empty() ? "" : ",", se.extra.render().c_str(), v.value);
     }
     std::printf("# collection_us %lld\n", static_cast<long long>(us));
     std::fflush(stdout);

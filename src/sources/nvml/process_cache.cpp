@@ -52,12 +52,11 @@ bool read_small_file(const std::string& path, std::string& out) {
   return true;
 }
 
-const std::string& ProcessIdentity::affinity_for(int gpu) {
+const Labels& ProcessIdentity::affinity_for(int gpu) {
   for (const auto& [g, l] : affinity_labels) {
     if (g == gpu) return l;
   }
-  std::string l = label("pid", labels.substr(5, labels.find('"', 5) - 5)) + "," +
-                  label("gpu", std::to_string(gpu)) + "," + label("cpus", cpus) + "," + label("numa_nodes", mems);
+  Labels l{{"pid", std::to_string(pid)}, {"gpu", std::to_string(gpu)}, {"cpus", cpus}, {"numa_nodes", mems}};
   affinity_labels.emplace_back(gpu, std::move(l));
   return affinity_labels.back().second;
 }
@@ -129,8 +128,8 @@ void ProcessCache::resolve(unsigned pid, ProcessIdentity& id) {
         break;
     }
   }
-  id.labels = label("pid", std::to_string(pid)) + "," + label("namespace", id.namespace_) + "," +
-              label("pod", id.pod) + "," + label("container", id.container);
+  id.labels = Labels{{"pid", std::to_string(pid)}, {"namespace", id.namespace_}, {"pod", id.pod},
+                     {"container", id.container}};
 }
 
 void ProcessCache::name_from_kubelet(ProcessIdentity& id, const std::string& gpu_uuid, const PodDirectory& directory) {
@@ -143,9 +142,9 @@ void ProcessCache::name_from_kubelet(ProcessIdentity& id, const std::string& gpu
   id.namespace_ = owner->namespace_;
   id.pod = owner->pod;
   id.container = owner->container;
-  const std::string pid = id.labels.substr(5, id.labels.find('"', 5) - 5);
-  id.labels = label("pid", pid) + "," + label("namespace", id.namespace_) + "," + label("pod", id.pod) + "," +
-              label("container", id.container);
+  id.labels.set("namespace", id.namespace_);
+  id.labels.set("pod", id.pod);
+  id.labels.set("container", id.container);
 }
 
 void ProcessCache::sweep() {

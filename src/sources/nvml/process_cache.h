@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/labels.h"
 #include "sources/nvml/job_env.h"
 
 namespace gpulens {
@@ -43,14 +44,14 @@ struct ProcessIdentity {
   std::string namespace_, pod, container;
   std::string pod_uid;                // from the cgroup; empty outside a pod
   uint64_t kubelet_generation = 0;    // PodDirectory generation last consulted
-  std::string labels;  // pid="..",namespace="..",pod="..",container=".." (pre-escaped)
+  Labels labels;  // pid, namespace, pod, container
   std::string cpus, mems;  // allowed CPUs / NUMA nodes, kernel list syntax
   // Labels of the affinity info series, one per GPU the process uses.
-  std::vector<std::pair<int, std::string>> affinity_labels;
+  std::vector<std::pair<int, Labels>> affinity_labels;
   JobEnv job_env;  // the job keys of its environment; empty when not read
   bool seen = true;
 
-  const std::string& affinity_for(int gpu);
+  const Labels& affinity_for(int gpu);
 };
 
 class ProcessCache {

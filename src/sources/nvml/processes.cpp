@@ -102,12 +102,17 @@ void collect_processes(CollectContext& ctx, GpuState& gpu, ProcessCache& cache) 
       ProcessIdentity* id = cache.lookup(pid);
       if (id != nullptr) gpu.job_processes.push_back(id);
       if (id != nullptr) cache.name_from_kubelet(*id, list.mig != nullptr ? list.mig->id.uuid : gpu.uuid, pod_directory());
-      std::string fallback;
-      if (id == nullptr) fallback = label("pid", std::to_string(pid)) + ",namespace=\"\",pod=\"\",container=\"\"";
-      const std::string* base = id != nullptr ? &id->labels : &fallback;
-      std::string with_mig;
-      if (list.mig != nullptr) with_mig = *base + "," + list.mig->extra;
-      const std::string& labels = list.mig != nullptr ? with_mig : *base;
+      Labels fallback;
+      if (id == nullptr) {
+        fallback = Labels{{"pid", std::to_string(pid)}, {"namespace", ""}, {"pod", ""}, {"container", ""}};
+      }
+      const Labels* base = id != nullptr ? &id->labels : &fallback;
+      Labels with_mig;
+      if (list.mig != nullptr) {
+        with_mig = *base;
+        with_mig.merge(list.mig->extra);
+      }
+      const Labels& labels = list.mig != nullptr ? with_mig : *base;
       if (id != nullptr && !id->pod.empty()) {
         if (pod.pod.empty()) {
           pod = {.container = id->container, .namespace_ = id->namespace_, .pod = id->pod};
@@ -198,7 +203,7 @@ void collect_jobs(CollectContext& ctx, GpuState& gpu, const std::vector<std::str
                "): each gets its gpu_job_info series");
     }
   }
-  for (const std::string& extra : gpu.job_extras) ctx.frame.set(FieldId::kGpuJobInfo, gpu.index, extra, 1);
+  for (const Labels& extra : gpu.job_extras) ctx.frame.set(FieldId::kGpuJobInfo, gpu.index, extra, 1);
 }
 
 }  // namespace gpulens

@@ -52,7 +52,7 @@ void open_topology(const NvmlApi& api, std::deque<GpuState>& gpus, const std::st
         if (api.get_common_ancestor(a.dev, b.dev, &level) == NVML_SUCCESS) path = level_name(level);
       }
       if (path.empty()) continue;
-      a.topology_extras.push_back(label("peer", std::to_string(b.index)) + "," + label("path", path));
+      a.topology_extras.push_back(Labels{{"peer", std::to_string(b.index)}, {"path", path}});
     }
     // NUMA node: NVML's memory affinity, else sysfs.
     unsigned long nodes[4] = {};
@@ -70,7 +70,7 @@ void open_topology(const NvmlApi& api, std::deque<GpuState>& gpus, const std::st
     unsigned long cpus[16] = {};  // 1024 CPUs
     if (api.get_cpu_affinity != nullptr && api.get_cpu_affinity(a.dev, 16, cpus) == NVML_SUCCESS) {
       std::string list = mask_to_list(cpus, 16);
-      if (!list.empty()) a.cpu_affinity_extra = label("cpus", list);
+      if (!list.empty()) a.cpu_affinity_extra = Labels{{"cpus", list}};
     }
   }
 }

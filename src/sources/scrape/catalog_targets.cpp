@@ -39,12 +39,10 @@ bool kept_node_label(std::string_view name) {
   return name == "mode" || name == "device" || name == "port" || name == "le";
 }
 
-std::string node_extra(diagnose::LabelSpan labels) {
-  std::string out;
+Labels node_extra(diagnose::LabelSpan labels) {
+  Labels out;
   for (const auto& [k, v] : labels) {
-    if (!kept_node_label(k)) continue;
-    if (!out.empty()) out += ',';
-    out += label(k, v);
+    if (kept_node_label(k)) out.set(k, v);
   }
   return out;
 }
@@ -88,8 +86,8 @@ std::string_view clock_reason(std::string_view dcgm) {
   return dcgm;
 }
 
-std::string gpu_extra(FieldId id, diagnose::LabelSpan labels) {
-  std::string out;
+Labels gpu_extra(FieldId id, diagnose::LabelSpan labels) {
+  Labels out;
   for (const GpuExtra& e : kGpuExtras) {
     if (e.field != id) continue;
     std::string_view v = label_of(labels, e.name);
@@ -97,9 +95,7 @@ std::string gpu_extra(FieldId id, diagnose::LabelSpan labels) {
       v = label_of(labels, e.dcgm);
       if (e.dcgm == "clock_event") v = clock_reason(v);
     }
-    if (v.empty()) continue;
-    if (!out.empty()) out += ',';
-    out += label(e.name, v);
+    if (!v.empty()) out.set(e.name, v);
   }
   return out;
 }
@@ -121,14 +117,13 @@ bool identity_label(std::string_view k) {
 // The extra labels of a GPU series another gpulens wrote under the
 // catalog's own name (gpu_xid_errors_total{xid}, gpu_clock_event_active
 // {reason}, ...): every label but the GPU's identity and the scrape's
-// target labels, in the order written, so that series of one field keep
-// apart instead of adding up.
-std::string own_extra(diagnose::LabelSpan labels) {
-  std::string out;
+// target labels, so that series of one field keep apart instead of adding
+// up. (The scrape checked the page's labels against model/label_rules.h
+// before mapping: no name twice.)
+Labels own_extra(diagnose::LabelSpan labels) {
+  Labels out;
   for (const auto& [k, v] : labels) {
-    if (identity_label(k)) continue;
-    if (!out.empty()) out += ',';
-    out += label(k, v);
+    if (!identity_label(k)) out.set(k, v);
   }
   return out;
 }
@@ -159,19 +154,16 @@ std::string_view engine_kind(Exporter e) {
 // wrote), then le. The engine's own labels (model_name, vLLM's
 // data-parallel `engine` index, tp_rank) are dropped: the engine's series
 // combine by the field's rule.
-std::string serving_extra(std::string_view name, diagnose::LabelSpan labels, bool with_le) {
-  std::string out;
+Labels serving_extra(std::string_view name, diagnose::LabelSpan labels, bool with_le) {
+  Labels out;
   std::string_view kind = engine_kind(recognise(name));
   const bool own = kind.empty();
   if (own) kind = label_of(labels, "engine");
-  if (!kind.empty()) out = label("engine", kind);
+  if (!kind.empty()) out.set("engine", kind);
   if (const std::string_view ep = label_of(labels, "endpoint"); own && !kind.empty() && !ep.empty()) {
-    out += ',' + label("endpoint", ep);
+    out.set("endpoint", ep);
   }
-  if (const std::string_view le = label_of(labels, "le"); with_le && !le.empty()) {
-    if (!out.empty()) out += ',';
-    out += label("le", le);
-  }
+  if (const std::string_view le = label_of(labels, "le"); with_le && !le.empty()) out.set("le", le);
   return out;
 }
 
@@ -196,10 +188,10 @@ std::vector<CatalogTarget> through_mapping(std::string_view name, diagnose::Labe
     double ratio = 1;
     if (!same_up_to_scale(scraped, diagnose::map_series(native, labels), ratio)) continue;
     const FieldDef& f = field(id);
-    std::string extra;
+    Labels extra;
     if (f.layer == Layer::kServing) {
       extra = serving_extra(name, labels, true);
-      if (id == FieldId::kServingRequestsWaitingByReason) extra += ',' + label("reason", label_of(labels, "reason"));
+      if (id == FieldId::kServingRequestsWaitingByReason) extra.set("reason", label_of(labels, "reason"));
     } else if (f.scope == Scope::kNode) {
       extra = node_extra(labels);
     } else if (name == native) {
@@ -213,7 +205,7 @@ std::vector<CatalogTarget> through_mapping(std::string_view name, diagnose::Labe
       // Another gpulens' serving_engine_info: its engine and model.
       const std::string_view model = model_of(labels);
       if (model.empty() || t.extra.empty()) return {};
-      t.extra += ',' + label("model", model);
+      t.extra.set("model", model);
       t.one = true;
       t.combine = Combine::kFirst;
     }
@@ -234,9 +226,9 @@ std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::Labe
     with_le.emplace_back("le", "+Inf");
     for (const CatalogTarget& t : through_mapping(bucket, with_le)) {
       if (field(t.field).type != MetricType::kHistogram) continue;
-      std::string part(suffix.substr(1));  // "sum", "count": the histogram's pseudo-extras
-      if (const std::string engine = serving_extra(name, labels, false); !engine.empty()) part += "," + engine;
-      return {{t.field, 1.0, std::move(part)}};
+      CatalogTarget out{t.field, 1.0, serving_extra(name, labels, false)};
+      out.histogram = suffix == "_sum" ? HistogramPart::kSum : HistogramPart::kCount;
+      return {std::move(out)};
     }
   }
   if (auto t = through_mapping(name, labels); !t.empty()) return t;
@@ -251,7 +243,8 @@ std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::Labe
   // back: DCGM's unit * (1 / the row's scale) = the catalog's unit.
   if (const DcgmRow* row = find_dcgm_row(name); row != nullptr && row->value != DcgmValue::kLabel &&
                                                   row->field2 == FieldId::kCount && row->scale != 0) {
-    CatalogTarget t{row->field, 1.0 / row->scale, std::string(row->extra)};
+    CatalogTarget t{row->field, 1.0 / row->scale, {}};
+    if (!row->extra.empty()) t.extra.set(row->extra.name, row->extra.value);
     t.percent_or_ratio = dcgm_percent_or_ratio(*row);
     return {std::move(t)};
   }
@@ -261,24 +254,18 @@ std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::Labe
 std::optional<CatalogTarget> engine_info(std::string_view name, diagnose::LabelSpan labels) {
   if (engine_kind(recognise(name)).empty()) return std::nullopt;  // gpulens' own names carry their own info
   const std::string_view model = model_of(labels);
-  std::string extra = serving_extra(name, labels, false);
+  Labels extra = serving_extra(name, labels, false);
   if (model.empty() || extra.empty()) return std::nullopt;
-  extra += ',' + label("model", model);
+  extra.set("model", model);
   CatalogTarget t{FieldId::kServingEngineInfo, 1.0, std::move(extra), Combine::kFirst};
   t.one = true;
   return t;
 }
 
-std::string with_endpoint(std::string_view extra, std::string_view endpoint) {
-  const size_t at = extra.find("engine=\"");
-  if (at == std::string_view::npos || endpoint.empty() || extra.find("endpoint=\"") != std::string_view::npos) {
-    return std::string(extra);
-  }
-  const size_t close = extra.find('"', at + 8);  // engine kinds hold no quote
-  if (close == std::string_view::npos) return std::string(extra);
-  std::string out(extra.substr(0, close + 1));
-  out += ',' + label("endpoint", endpoint);
-  out += extra.substr(close + 1);
+Labels with_endpoint(const Labels& extra, std::string_view endpoint) {
+  if (!extra.has("engine") || endpoint.empty() || extra.has("endpoint")) return extra;
+  Labels out = extra;
+  out.set("endpoint", endpoint);
   return out;
 }
 
@@ -365,11 +352,8 @@ class PageSink final : public diagnose::MetricSink {
     }
     for (CatalogTarget& x : t) {
       if (field(x.field).layer != Layer::kServing) continue;
-      std::string extra = with_endpoint(x.extra, endpoint_);
-      if (const size_t e = extra.find("endpoint=\""); !pid_.empty() && e != std::string::npos) {
-        extra.insert(extra.find('"', e + 10) + 1, "," + label("pid", pid_));  // the simulator's endpoints hold no quote
-      }
-      x.extra = std::move(extra);
+      x.extra = with_endpoint(x.extra, endpoint_);
+      if (!pid_.empty() && x.extra.has("endpoint")) x.extra.set("pid", pid_);
     }
     series_.push_back(std::move(t));
     return static_cast<int64_t>(series_.size() - 1);
@@ -381,14 +365,14 @@ class PageSink final : public diagnose::MetricSink {
         if (std::string why = check_serving_value(t.field, x, t.part); !why.empty()) error_ = why;
       }
       if (std::isnan(x) || t.part != CatalogTarget::Part::kNone) continue;  // one page holds no increase
-      auto [it, fresh] = values_.try_emplace({t.field, t.extra}, x);
+      auto [it, fresh] = values_.try_emplace({t.field, t.histogram, t.extra}, x);
       if (fresh) continue;
       if (t.combine == Combine::kSum) it->second += x;
       if (t.combine == Combine::kMax) it->second = std::max(it->second, x);
     }
   }
   std::string error_;
-  std::map<std::pair<FieldId, std::string>, double> values_;
+  std::map<std::tuple<FieldId, HistogramPart, Labels>, double> values_;
 
  private:
   std::string_view endpoint_, pid_;
@@ -407,7 +391,7 @@ Result<std::vector<PageValue>> map_page(std::string_view page, std::string_view 
   if (!sink.error_.empty()) return invalid_argument(std::string(endpoint) + ": " + sink.error_);
   std::vector<PageValue> out;
   out.reserve(sink.values_.size());
-  for (auto& [key, v] : sink.values_) out.push_back({key.first, key.second, v});
+  for (auto& [key, v] : sink.values_) out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), v});
   return out;
 }
 

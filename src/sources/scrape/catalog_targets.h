@@ -41,6 +41,7 @@
 
 #include "diagnose/mapping.h"
 #include "model/catalog.h"
+#include "model/series.h"
 #include "util/status.h"
 
 namespace gpulens::scrape {
@@ -54,7 +55,7 @@ enum class Combine : uint8_t { kSum, kMax, kFirst };
 struct CatalogTarget {
   FieldId field;
   double scale = 1.0;  // scraped value * scale = the catalog's unit
-  std::string extra;   // extra labels of the catalog series, exposition form
+  Labels extra;        // extra labels of the catalog series
   Combine combine = Combine::kSum;
   // A DCGM _UTIL_RATIO name (percent in DCGM 4.6.x, a ratio from 4.7): a
   // value above 1 is percent, scaled by 0.01 (model/catalog.h).
@@ -66,6 +67,8 @@ struct CatalogTarget {
   // the field is the ratio of their increases between two scrapes.
   enum class Part : uint8_t { kNone, kNumerator, kDenominator };
   Part part = Part::kNone;
+  // A histogram's _sum or _count (kNone: a bucket, or not a histogram).
+  HistogramPart histogram = HistogramPart::kNone;
   bool operator==(const CatalogTarget&) const = default;
 };
 
@@ -80,14 +83,14 @@ std::vector<CatalogTarget> catalog_targets(std::string_view name, diagnose::Labe
 // and the diagnosis' engine entity.
 std::optional<CatalogTarget> engine_info(std::string_view name, diagnose::LabelSpan labels);
 
-// The extra labels of a serving engine's series (`engine="vllm"`, with le,
-// or behind a histogram's "sum"/"count") with `endpoint` (the scrape target
-// it came from) after the engine label, so that two engines of one kind on
-// a node are two series, never one summed or one lost. Unchanged when the
-// series names no engine or already carries an endpoint.
-//   with_endpoint("engine=\"vllm\",le=\"0.1\"", "http://h:8000/metrics")
-//   == "engine=\"vllm\",endpoint=\"http://h:8000/metrics\",le=\"0.1\""
-std::string with_endpoint(std::string_view extra, std::string_view endpoint);
+// The extra labels of a serving engine's series ({engine="vllm"}, with le
+// on a bucket) with `endpoint` (the scrape target it came from), so that two
+// engines of one kind on a node are two series, never one summed or one
+// lost. Unchanged when the series names no engine or already carries an
+// endpoint.
+//   with_endpoint(Labels{{"engine", "vllm"}, {"le", "0.1"}}, "http://h:8000/metrics")
+//   == Labels{{"endpoint", "http://h:8000/metrics"}, {"engine", "vllm"}, {"le", "0.1"}}
+Labels with_endpoint(const Labels& extra, std::string_view endpoint);
 
 // "" when `value` (in the catalog's unit) is one a serving engine can say
 // for `field`, else what is wrong with it: not a number, negative, a
@@ -118,7 +121,8 @@ std::optional<double> ratio_of_increases(std::pair<double, double> before, std::
 // parse or the serving value check_serving_value() refuses.
 struct PageValue {
   FieldId field;
-  std::string extra;
+  HistogramPart part;
+  Labels extra;
   double value;
 };
 Result<std::vector<PageValue>> map_page(std::string_view page, std::string_view endpoint, std::string_view pid = {});

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sources/scrape/catalog_targets.h"
+#include "model/testing/label_text.h"
 #include "sources/scrape/scrape_source.h"
 #include "sources/scrape/testing/page_server.h"
 #include "store/live.h"
@@ -24,12 +25,12 @@ std::vector<CatalogTarget> targets(std::string_view name,
 
 TEST(CatalogTargetsSummary, TritonsP99IsTheWorstModelsInSeconds) {
   EXPECT_EQ(targets("nv_inference_request_summary_us", {{"model", "m"}, {"version", "1"}, {"quantile", "0.99"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingLatencyP99, 1e-6, "engine=\"triton\"", Combine::kMax}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingLatencyP99, 1e-6, Labels{{"engine", "triton"}}, Combine::kMax}}));
   // prometheus-cpp may print the bound with trailing digits.
   EXPECT_EQ(targets("nv_inference_request_summary_us", {{"model", "m"}, {"quantile", "0.990000"}}).size(), 1u);
   // gpulens' own name, scraped from another gpulens.
   EXPECT_EQ(targets("serving_request_latency_p99_seconds"),
-            (std::vector<CatalogTarget>{{FieldId::kServingLatencyP99, 1, "", Combine::kMax}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingLatencyP99, 1, Labels{}, Combine::kMax}}));
 }
 
 TEST(CatalogTargetsSummary, OtherQuantilesSumCountAndOtherSummariesAreNotRead) {
@@ -54,30 +55,30 @@ TEST(CatalogTargetsExp, DcgmExpFamiliesLandOnTheirGaugesWithTheCatalogsLabels) {
     return more;
   };
   EXPECT_EQ(targets("DCGM_EXP_XID_ERRORS_COUNT", with({{"window_size_in_ms", "300000"}, {"xid", "31"}})),
-            (std::vector<CatalogTarget>{{FieldId::kGpuXidErrorsRecent, 1, "xid=\"31\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kGpuXidErrorsRecent, 1, Labels{{"xid", "31"}}}}));
   // A quiet GPU's zero-valued series has no xid: none in the window.
   EXPECT_EQ(targets("DCGM_EXP_XID_ERRORS_COUNT", with({{"window_size_in_ms", "300000"}})),
-            (std::vector<CatalogTarget>{{FieldId::kGpuXidErrorsRecent, 1, ""}}));
+            (std::vector<CatalogTarget>{{FieldId::kGpuXidErrorsRecent, 1, Labels{}}}));
   EXPECT_EQ(targets("DCGM_EXP_CLOCK_EVENTS_COUNT", with({{"clock_event", "power_cap"}, {"window_size_in_ms", "1"}})),
-            (std::vector<CatalogTarget>{{FieldId::kGpuClockEventsRecent, 1, "reason=\"sw_power_cap\""}}));
-  EXPECT_EQ(targets("DCGM_EXP_CLOCK_EVENTS_COUNT", with({{"clock_event", "clocks_setting"}}))[0].extra,
+            (std::vector<CatalogTarget>{{FieldId::kGpuClockEventsRecent, 1, Labels{{"reason", "sw_power_cap"}}}}));
+  EXPECT_EQ(targets("DCGM_EXP_CLOCK_EVENTS_COUNT", with({{"clock_event", "clocks_setting"}}))[0].extra.render(),
             "reason=\"applications_clocks\"");
-  EXPECT_EQ(targets("DCGM_EXP_CLOCK_EVENTS_COUNT", with({{"clock_event", "hw_thermal"}}))[0].extra,
+  EXPECT_EQ(targets("DCGM_EXP_CLOCK_EVENTS_COUNT", with({{"clock_event", "hw_thermal"}}))[0].extra.render(),
             "reason=\"hw_thermal\"");
   EXPECT_EQ(targets("DCGM_EXP_GPU_HEALTH_STATUS",
                     with({{"DCGM_FI_DRIVER_VERSION", "550.144.03"}, {"health_error_code", "DCGM_FR_PCI_REPLAY_RATE"},
                           {"health_watch", "PCIE"}})),
             (std::vector<CatalogTarget>{
-                {FieldId::kGpuHealthStatus, 1, "watch=\"PCIE\",error=\"DCGM_FR_PCI_REPLAY_RATE\""}}));
+                {FieldId::kGpuHealthStatus, 1, Labels{{"watch", "PCIE"}, {"error", "DCGM_FR_PCI_REPLAY_RATE"}}}}));
   EXPECT_EQ(targets("DCGM_EXP_P2P_STATUS", with({{"link_status", "OK"}, {"peer_gpu", "3"}})),
-            (std::vector<CatalogTarget>{{FieldId::kGpuP2pStatus, 1, "peer_gpu=\"3\",status=\"OK\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kGpuP2pStatus, 1, Labels{{"peer_gpu", "3"}, {"status", "OK"}}}}));
   // The same from another gpulens, under the catalog's own names.
   EXPECT_EQ(targets("gpu_xid_errors_recent", with({{"xid", "79"}})),
-            (std::vector<CatalogTarget>{{FieldId::kGpuXidErrorsRecent, 1, "xid=\"79\""}}));
-  EXPECT_EQ(targets("gpu_clock_events_recent", with({{"reason", "sw_power_cap"}}))[0].extra,
+            (std::vector<CatalogTarget>{{FieldId::kGpuXidErrorsRecent, 1, Labels{{"xid", "79"}}}}));
+  EXPECT_EQ(targets("gpu_clock_events_recent", with({{"reason", "sw_power_cap"}}))[0].extra.render(),
             "reason=\"sw_power_cap\"");
   EXPECT_EQ(targets("gpu_health_status", with({{"watch", "MEM"}, {"error", "DCGM_FR_OK"}})),
-            (std::vector<CatalogTarget>{{FieldId::kGpuHealthStatus, 1, "watch=\"MEM\",error=\"DCGM_FR_OK\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kGpuHealthStatus, 1, Labels{{"watch", "MEM"}, {"error", "DCGM_FR_OK"}}}}));
   EXPECT_EQ(targets("gpu_p2p_status", with({{"peer_gpu", "1"}, {"status", "OK"}}))[0].field, FieldId::kGpuP2pStatus);
   // The windowed count is not the cumulative counter, nor the last XID.
   EXPECT_EQ(targets("gpu_xid_errors_total", with({{"xid", "79"}}))[0].field, FieldId::kGpuXidErrors);
@@ -111,8 +112,8 @@ TEST(CatalogTargetsExp, AScrapedDcgmExporterFillsTheExpFieldsOfItsGpus) {
   ASSERT_TRUE(src->sample(f).is_ok());
   live.publish(idx, f);
   ASSERT_EQ(reg.gpu_count(), 2);
-  auto value = [&](FieldId id, int gpu, std::string_view extra) {
-    const uint32_t s = reg.slot(id, gpu, extra);
+  auto value = [&](FieldId id, int gpu, std::string_view text) {
+    const uint32_t s = reg.slot(id, gpu, testing::labels_from_text(text));
     std::lock_guard lock(live.mutex());
     return live.present(s) ? live.value(s) : -1;
   };
@@ -142,12 +143,12 @@ TEST(CatalogTargetsExp, AScrapedDcgmExporterFillsTheExpFieldsOfItsGpus) {
 TEST(CatalogTargetsGpulens, GpuSeriesKeepTheirOwnLabels) {
   EXPECT_EQ(targets("gpu_clock_event_active", {{"gpu", "0"}, {"gpu_uuid", "GPU-a"}, {"gpu_name", "NVIDIA H200"},
                                                {"reason", "sw_thermal_slowdown"}}),
-            (std::vector<CatalogTarget>{{FieldId::kGpuClockEventActive, 1, "reason=\"sw_thermal_slowdown\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kGpuClockEventActive, 1, Labels{{"reason", "sw_thermal_slowdown"}}}}));
   EXPECT_EQ(targets("gpu_xid_errors_total", {{"gpu", "0"}, {"gpu_uuid", "GPU-a"}, {"xid", "79"}, {"instance", "n:9400"}}),
-            (std::vector<CatalogTarget>{{FieldId::kGpuXidErrors, 1, "xid=\"79\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kGpuXidErrors, 1, Labels{{"xid", "79"}}}}));
   // dcgm-exporter's names keep only the labels their catalog field has.
   EXPECT_EQ(targets("DCGM_FI_DEV_GPU_TEMP", {{"gpu", "0"}, {"UUID", "GPU-a"}, {"modelName", "m"}, {"Hostname", "n"}}),
-            (std::vector<CatalogTarget>{{FieldId::kGpuTemperature, 1, ""}}));
+            (std::vector<CatalogTarget>{{FieldId::kGpuTemperature, 1, Labels{}}}));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "sources/scrape/catalog_targets.h"
+#include "model/testing/label_text.h"
 #include "sources/scrape/scrape_source.h"
 #include "sources/scrape/testing/page_server.h"
 #include "store/live.h"
@@ -47,8 +48,8 @@ struct Scraped {
     live.publish(idx, f);
   }
   // NaN when absent.
-  double value(FieldId field, int gpu, std::string_view extra = {}) {
-    const uint32_t s = reg.slot(field, gpu, extra);
+  double value(FieldId field, int gpu, std::string_view text = {}) {
+    const uint32_t s = reg.slot(field, gpu, testing::labels_from_text(text));
     std::lock_guard lock(live.mutex());
     return live.present(s) ? live.value(s) : std::nan("");
   }

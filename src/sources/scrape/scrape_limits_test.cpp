@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "sources/scrape/scrape_source.h"
+#include "model/testing/label_text.h"
 #include "sources/scrape/testing/page_server.h"
 #include "store/live.h"
 
@@ -40,8 +41,9 @@ void scrape(Scraped& out, std::vector<std::string> urls, int64_t max_series = 20
   out.live.publish(idx, f);
 }
 
-double value_of(Scraped& s, FieldId f, std::string_view extra) {
-  const uint32_t slot = s.reg.slot(f, kNodeEntity, extra);
+double value_of(Scraped& s, FieldId f, std::string_view text) {
+  const testing::TextKey k = testing::key_from_text(text);
+  const uint32_t slot = s.reg.slot(f, kNodeEntity, k.labels, k.part);
   std::lock_guard lock(s.live.mutex());
   return s.live.present(slot) ? s.live.value(slot) : -1;
 }
@@ -76,7 +78,7 @@ TEST(ScrapeLimits, SeriesBreakingTheLabelRulesAreDroppedAndCounted) {
   EXPECT_EQ(dropped(s, srv.url("/m"), "label_count"), 1);
   std::lock_guard lock(s.reg.mutex());
   for (uint32_t slot : s.reg.slots_of(FieldId::kHostNetworkReceiveBytes)) {
-    EXPECT_EQ(s.reg.series(slot).extra.find('\xff'), std::string::npos) << "no slot for the bad value";
+    EXPECT_EQ(s.reg.series(slot).labels.find('\xff'), std::string::npos) << "no slot for the bad value";
   }
 }
 

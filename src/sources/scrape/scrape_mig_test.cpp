@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "export/exposition.h"
+#include "model/testing/label_text.h"
 #include "sources/scrape/scrape_source.h"
 #include "sources/scrape/testing/page_server.h"
 #include "store/live.h"
@@ -37,8 +38,13 @@ SourceOptions options(const std::string& target) {
   return o;
 }
 
-double value_of(SeriesRegistry& reg, LiveStore& live, FieldId f, int gpu, std::string_view extra = {}) {
+double value_of(SeriesRegistry& reg, LiveStore& live, FieldId f, int gpu, const Labels& extra = {}) {
   const uint32_t s = reg.slot(f, gpu, extra);
+  std::lock_guard lock(live.mutex());
+  return live.present(s) ? live.value(s) : -1;
+}
+double value_of(SeriesRegistry& reg, LiveStore& live, FieldId f, int gpu, std::string_view text) {
+  const uint32_t s = reg.slot(f, gpu, testing::labels_from_text(text));
   std::lock_guard lock(live.mutex());
   return live.present(s) ? live.value(s) : -1;
 }
@@ -142,13 +148,13 @@ TEST(ScrapeMig, InstancesOfAnNvmlGpuFillNvmlsOwnSeries) {
   reg.set_gpu(0, {.uuid = "GPU-m", .name = "NVIDIA A100-SXM4-80GB"});  // as nvml found it
   LiveStore live;
   const int nvml = live.add_source("nvml", false);
-  const std::string gi1 = mig_labels({.uuid = "MIG-1", .profile = "3g.40gb", .gpu_instance = 1, .compute_instance = 0});
-  const std::string gi2a = mig_labels({.uuid = "MIG-2a", .profile = "1c.2g.20gb", .gpu_instance = 2, .compute_instance = 0});
-  const std::string gi2b = mig_labels({.uuid = "MIG-2b", .profile = "1c.2g.20gb", .gpu_instance = 2, .compute_instance = 1});
+  const Labels gi1 = mig_labels({.uuid = "MIG-1", .profile = "3g.40gb", .gpu_instance = 1, .compute_instance = 0});
+  const Labels gi2a = mig_labels({.uuid = "MIG-2a", .profile = "1c.2g.20gb", .gpu_instance = 2, .compute_instance = 0});
+  const Labels gi2b = mig_labels({.uuid = "MIG-2b", .profile = "1c.2g.20gb", .gpu_instance = 2, .compute_instance = 1});
   {
     Frame f(reg);
     f.clear(1000);
-    for (const std::string* x : {&gi1, &gi2a, &gi2b}) f.set(FieldId::kGpuMigInfo, 0, *x, 1);
+    for (const Labels* x : {&gi1, &gi2a, &gi2b}) f.set(FieldId::kGpuMigInfo, 0, *x, 1);
     f.set(FieldId::kGpuTemperature, 0, 39);  // nvml's own: wins
     live.publish(nvml, f);
   }
@@ -171,18 +177,18 @@ TEST(ScrapeMig, InstancesOfAnNvmlGpuFillNvmlsOwnSeries) {
   }
   // GPU instance 5 appears in nvml later (a MIG reconfiguration, or nvml's
   // first pass came after the scrape's): its series follow.
-  const std::string gi5 = mig_labels({.uuid = "MIG-5", .profile = "1g.10gb", .gpu_instance = 5, .compute_instance = 0});
+  const Labels gi5 = mig_labels({.uuid = "MIG-5", .profile = "1g.10gb", .gpu_instance = 5, .compute_instance = 0});
   {
     Frame f(reg);
     f.clear(2000);
-    for (const std::string* x : {&gi1, &gi2a, &gi2b, &gi5}) f.set(FieldId::kGpuMigInfo, 0, *x, 1);
+    for (const Labels* x : {&gi1, &gi2a, &gi2b, &gi5}) f.set(FieldId::kGpuMigInfo, 0, *x, 1);
     live.publish(nvml, f);
   }
   sample_until(*src, live, idx, reg, [&] { return value_of(reg, live, FieldId::kGpuMigSmActive, 0, gi5) >= 0; });
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuMigSmActive, 0, gi5), 0.5);
   // GPU instance 1 re-created (MIG reconfigured): once the history dropped
   // the old instance's series, the scraped values follow to the new one.
-  const std::string gi1new = mig_labels({.uuid = "MIG-1new", .profile = "3g.40gb", .gpu_instance = 1, .compute_instance = 0});
+  const Labels gi1new = mig_labels({.uuid = "MIG-1new", .profile = "3g.40gb", .gpu_instance = 1, .compute_instance = 0});
   {
     const std::vector<uint32_t> old{reg.slot(FieldId::kGpuMigInfo, 0, gi1), reg.slot(FieldId::kGpuMigSmActive, 0, gi1)};
     std::lock_guard lock(reg.mutex());
@@ -192,7 +198,7 @@ TEST(ScrapeMig, InstancesOfAnNvmlGpuFillNvmlsOwnSeries) {
   {
     Frame f(reg);
     f.clear(3000);
-    for (const std::string* x : {&gi1new, &gi2a, &gi2b, &gi5}) f.set(FieldId::kGpuMigInfo, 0, *x, 1);
+    for (const Labels* x : {&gi1new, &gi2a, &gi2b, &gi5}) f.set(FieldId::kGpuMigInfo, 0, *x, 1);
     live.publish(nvml, f);
   }
   sample_until(*src, live, idx, reg, [&] { return value_of(reg, live, FieldId::kGpuMigSmActive, 0, gi1new) >= 0; });

@@ -237,6 +237,7 @@ class TargetSink final : public diagnose::MetricSink {
             field(t.field).layer == Layer::kServing ? scrape::with_endpoint(t.extra, target_) : t.extra, t.combine};
       o.one = t.one;
       o.part = t.part;
+      o.histogram = t.histogram;
       o.percent_or_ratio = t.percent_or_ratio;
       o.negative_is_unknown = t.negative_is_unknown;
       if (h.mig_gi >= 0) {
@@ -259,7 +260,7 @@ class TargetSink final : public diagnose::MetricSink {
     }
     if (h.mig_gi >= 0 && gpus_.ours(entity) && registry_.collects(FieldId::kGpuMigInfo)) {
       // The scrape found this GPU: its instances are known through it alone.
-      h.outs.push_back({kNoSlot, 0, FieldId::kGpuMigInfo, "", scrape::Combine::kFirst, true, true});
+      h.outs.push_back({kNoSlot, 0, FieldId::kGpuMigInfo, Labels{}, scrape::Combine::kFirst, true, true});
       h.mig_own = true;
     }
     if (h.outs.empty()) return -1;
@@ -292,7 +293,7 @@ class TargetSink final : public diagnose::MetricSink {
       // Unused for a while: the history may have reclaimed the slots of its
       // series (absent for a whole window), so look them up again.
       for (Out& o : h.outs) {
-        if (o.slot != kNoSlot) o.slot = registry_.slot(o.field, h.entity, o.extra);
+        if (o.slot != kNoSlot) o.slot = registry_.slot(o.field, h.entity, o.extra, o.histogram);
       }
     }
     if (h.mig_own) resolve_mig(h);
@@ -316,7 +317,7 @@ class TargetSink final : public diagnose::MetricSink {
           drop_limit();
           continue;
         }
-        o.slot = registry_.slot(o.field, h.entity, o.extra);
+        o.slot = registry_.slot(o.field, h.entity, o.extra, o.histogram);
         o.unresolved = false;
       }
       if (o.slot == kNoSlot) continue;  // a MIG instance not known yet
@@ -418,7 +419,7 @@ class TargetSink final : public diagnose::MetricSink {
     uint32_t slot;  // kNoSlot: a MIG instance's series, until its instance is known
     double scale;
     FieldId field;
-    std::string extra;
+    Labels extra;
     scrape::Combine combine;
     bool own = false;  // a gpu_mig_* series: `extra` is the instance's labels
     bool one = false;  // gpu_mig_info: 1 whatever the value
@@ -426,6 +427,7 @@ class TargetSink final : public diagnose::MetricSink {
     bool percent_or_ratio = false;
     bool negative_is_unknown = false;
     bool unresolved = false;  // no slot looked up yet (kNoSlot)
+    HistogramPart histogram = HistogramPart::kNone;
   };
   struct Handle {
     std::vector<Out> outs;
@@ -440,7 +442,7 @@ class TargetSink final : public diagnose::MetricSink {
     int mig_gi = -1;          // GPU_I_ID of a MIG instance's series
     std::string mig_profile;  // its GPU_I_PROFILE
     bool mig_own = false;     // some outs are the instance's own series
-    std::string mig_extra;    // their labels; "" while not known
+    Labels mig_extra;         // their labels; empty while not known
   };
 
   // The extra labels of GPU instance `gi` of GPU `gpu`: the agent's own
@@ -458,7 +460,7 @@ class TargetSink final : public diagnose::MetricSink {
       it->second = {round_, lookup_mig(h.entity, h.mig_gi, h.mig_profile)};
     }
     const MigLookup& found = it->second.found;
-    const std::string extra = found.split ? std::string() : found.extra;
+    const Labels extra = found.split ? Labels() : found.extra;
     if (extra == h.mig_extra) return;
     h.mig_extra = extra;
     for (Out& o : h.outs) {
@@ -468,18 +470,18 @@ class TargetSink final : public diagnose::MetricSink {
     }
   }
   struct MigLookup {
-    std::string extra;
+    Labels extra;
     bool split = false;
   };
   MigLookup lookup_mig(int gpu, int gi, const std::string& profile) {
-    if (gpus_.ours(gpu)) return {label("mig_profile", profile) + "," + label("gpu_instance_id", std::to_string(gi))};
+    if (gpus_.ours(gpu)) return {Labels{{"mig_profile", profile}, {"gpu_instance_id", std::to_string(gi)}}};
     MigLookup out;
     const std::string want = std::to_string(gi);
     std::lock_guard lock(registry_.mutex());
     for (uint32_t s : registry_.slots_of(FieldId::kGpuMigInfo)) {
       const Series& series = registry_.series(s);
-      if (series.gpu != gpu || label_value(series.extra, "gpu_instance_id") != want) continue;
-      if (!out.extra.empty() && out.extra != series.extra) return {"", true};
+      if (series.gpu != gpu || series.extra.get("gpu_instance_id") != want) continue;
+      if (!out.extra.empty() && out.extra != series.extra) return {Labels{}, true};
       out.extra = series.extra;
     }
     return out;
@@ -490,7 +492,8 @@ class TargetSink final : public diagnose::MetricSink {
     dropped_round_ = round_;
   }
   static std::string held_key(const Out& o, int entity) {
-    return std::to_string(static_cast<int>(o.field)) + "|" + std::to_string(entity) + "|" + o.extra;
+    return std::to_string(static_cast<int>(o.field)) + "|" + std::to_string(entity) + "|" +
+           std::to_string(static_cast<int>(o.histogram)) + "|" + o.extra.render();
   }
   bool room() const { return held_.size() < max_series_ && budget_.held.load() < budget_.max_total.load(); }
   void drop_limit() {
@@ -574,7 +577,7 @@ class TargetSink final : public diagnose::MetricSink {
   std::string bad_serving_;
   // Prefix-cache hits and queries by serving series (extra): this page's
   // sums, and those of the last page that gave them.
-  std::map<std::string, std::pair<double, double>> ratio_parts_, ratio_before_;
+  std::map<Labels, std::pair<double, double>> ratio_parts_, ratio_before_;
 };
 
 // One target: its thread, client, parser and latest result.
@@ -862,18 +865,22 @@ class ScrapeSource final : public Source {
     ++round_;
     for (auto& t : targets_) {
       const Target::State st = t->copy_into(frame, taken_, round_);
-      const std::string src = label("source", "scrape") + "," + label("target", t->shown());
+      const Labels src{{"source", "scrape"}, {"target", t->shown()}};
       frame.set_node(FieldId::kAgentSourceUp, src, st.up ? 1 : 0);
       frame.set_node(FieldId::kAgentCollectionDuration, src, st.duration);
       if (st.last_ok_ms > 0) {
         frame.set_node(FieldId::kAgentSourceAge, src, std::max<int64_t>(0, now - st.last_ok_ms) / 1000.0);
       }
       for (const auto& [why, n] : st.dropped) {
-        frame.set_node(FieldId::kAgentSeriesDropped, src + "," + label("reason", why), static_cast<double>(n));
+        Labels dropped = src;
+        dropped.set("reason", why);
+        frame.set_node(FieldId::kAgentSeriesDropped, dropped, static_cast<double>(n));
       }
-      if (st.up && st.simulated) frame.set_node(FieldId::kAgentSimulated, label("scenario", "scrape " + t->shown()), 1);
+      if (st.up && st.simulated) frame.set_node(FieldId::kAgentSimulated, Labels{{"scenario", "scrape " + t->shown()}}, 1);
       if (!st.up) {
-        frame.set_node(FieldId::kAgentSourceDownReason, src + "," + label("reason", st.reason), 1);
+        Labels down_reason = src;
+        down_reason.set("reason", st.reason);
+        frame.set_node(FieldId::kAgentSourceDownReason, down_reason, 1);
         ++n_down;
         down += (down.empty() ? "" : "; ") + st.error;
       }
@@ -958,9 +965,13 @@ class ScrapeSource final : public Source {
         }
         if (uuid.empty()) continue;
         frame.set_node(FieldId::kGpuPodInfo,
-                       label("resource", "nvidia.com/gpu") + "," + label("device", uuid) + "," + label("gpu_uuid", uuid) +
-                           "," + label("namespace", pod.namespace_) + "," + label("pod", pod.pod) + "," +
-                           label("container", pod.container) + "," + label("origin", "dcgm-exporter"),
+                       Labels{{"resource", "nvidia.com/gpu"},
+                              {"device", uuid},
+                              {"gpu_uuid", uuid},
+                              {"namespace", pod.namespace_},
+                              {"pod", pod.pod},
+                              {"container", pod.container},
+                              {"origin", "dcgm-exporter"}},
                        1);
       }
     }

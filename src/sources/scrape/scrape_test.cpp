@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "sources/scrape/catalog_targets.h"
+#include "model/testing/label_text.h"
 #include "sources/scrape/scrape_source.h"
 #include "store/live.h"
 #include "sources/scrape/testing/page_server.h"
@@ -17,6 +18,13 @@ namespace {
 
 using scrape::catalog_targets;
 using scrape::CatalogTarget;
+
+// The target of a histogram's _sum or _count.
+CatalogTarget histogram_target(FieldId field, HistogramPart part, Labels extra) {
+  CatalogTarget t{field, 1, std::move(extra)};
+  t.histogram = part;
+  return t;
+}
 using testing::PageServer;
 
 std::vector<CatalogTarget> targets(std::string_view name,
@@ -25,15 +33,15 @@ std::vector<CatalogTarget> targets(std::string_view name,
 }
 
 TEST(CatalogTargets, DcgmUnitsBecomeTheCatalogs) {
-  EXPECT_EQ(targets("DCGM_FI_DEV_FB_USED"), (std::vector<CatalogTarget>{{FieldId::kGpuMemoryUsed, 1048576.0, ""}}));
-  EXPECT_EQ(targets("DCGM_FI_DEV_GPU_UTIL"), (std::vector<CatalogTarget>{{FieldId::kGpuUtilization, 0.01, ""}}));
-  EXPECT_EQ(targets("DCGM_FI_DEV_SM_CLOCK"), (std::vector<CatalogTarget>{{FieldId::kGpuSmClock, 1e6, ""}}));
-  EXPECT_EQ(targets("DCGM_FI_PROF_SM_OCCUPANCY"), (std::vector<CatalogTarget>{{FieldId::kGpuSmOccupancy, 1, ""}}));
+  EXPECT_EQ(targets("DCGM_FI_DEV_FB_USED"), (std::vector<CatalogTarget>{{FieldId::kGpuMemoryUsed, 1048576.0, Labels{}}}));
+  EXPECT_EQ(targets("DCGM_FI_DEV_GPU_UTIL"), (std::vector<CatalogTarget>{{FieldId::kGpuUtilization, 0.01, Labels{}}}));
+  EXPECT_EQ(targets("DCGM_FI_DEV_SM_CLOCK"), (std::vector<CatalogTarget>{{FieldId::kGpuSmClock, 1e6, Labels{}}}));
+  EXPECT_EQ(targets("DCGM_FI_PROF_SM_OCCUPANCY"), (std::vector<CatalogTarget>{{FieldId::kGpuSmOccupancy, 1, Labels{}}}));
   EXPECT_EQ(targets("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"),
-            (std::vector<CatalogTarget>{{FieldId::kGpuTensorActive, 1, ""}}));
-  EXPECT_EQ(targets("DCGM_FI_PROF_DRAM_ACTIVE"), (std::vector<CatalogTarget>{{FieldId::kGpuDramActive, 1, ""}}));
+            (std::vector<CatalogTarget>{{FieldId::kGpuTensorActive, 1, Labels{}}}));
+  EXPECT_EQ(targets("DCGM_FI_PROF_DRAM_ACTIVE"), (std::vector<CatalogTarget>{{FieldId::kGpuDramActive, 1, Labels{}}}));
   EXPECT_EQ(targets("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"),
-            (std::vector<CatalogTarget>{{FieldId::kGpuClockEventReasons, 1, ""}}));
+            (std::vector<CatalogTarget>{{FieldId::kGpuClockEventReasons, 1, Labels{}}}));
   EXPECT_EQ(targets("DCGM_FI_DEV_CLOCKS_EVENT_REASONS"), targets("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"));
   // Through the catalog's own DCGM rows: mJ -> J, MHz -> Hz.
   ASSERT_EQ(targets("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION").size(), 1u);
@@ -63,30 +71,30 @@ TEST(CatalogTargets, MappingTableAndDcgmRowsAgree) {
 
 TEST(CatalogTargets, NodeExporterAndServingEngines) {
   EXPECT_EQ(targets("node_cpu_seconds_total", {{"cpu", "3"}, {"mode", "idle"}}),
-            (std::vector<CatalogTarget>{{FieldId::kHostCpuSeconds, 1, "mode=\"idle\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kHostCpuSeconds, 1, Labels{{"mode", "idle"}}}}));
   EXPECT_EQ(targets("node_network_receive_bytes_total", {{"device", "eth0"}}),
-            (std::vector<CatalogTarget>{{FieldId::kHostNetworkReceiveBytes, 1, "device=\"eth0\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kHostNetworkReceiveBytes, 1, Labels{{"device", "eth0"}}}}));
   EXPECT_EQ(targets("node_pressure_io_waiting_seconds_total"),
-            (std::vector<CatalogTarget>{{FieldId::kHostPressureIoWaiting, 1, ""}}));
+            (std::vector<CatalogTarget>{{FieldId::kHostPressureIoWaiting, 1, Labels{}}}));
   EXPECT_EQ(targets("vllm:num_requests_running", {{"model_name", "m"}, {"engine", "0"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingRequestsRunning, 1, "engine=\"vllm\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsRunning, 1, Labels{{"engine", "vllm"}}}}));
   EXPECT_EQ(targets("sglang:num_queue_reqs", {{"model_name", "m"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, "engine=\"sglang\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, Labels{{"engine", "sglang"}}}}));
   EXPECT_EQ(targets("tgi_queue_size"),
-            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, "engine=\"tgi\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, Labels{{"engine", "tgi"}}}}));
   EXPECT_EQ(targets("vllm:e2e_request_latency_seconds_bucket", {{"model_name", "m"}, {"le", "0.3"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingLatency, 1, "engine=\"vllm\",le=\"0.3\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingLatency, 1, Labels{{"engine", "vllm"}, {"le", "0.3"}}}}));
   EXPECT_EQ(targets("vllm:e2e_request_latency_seconds_sum", {{"model_name", "m"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingLatency, 1, "sum,engine=\"vllm\""}}));
+            (std::vector<CatalogTarget>{histogram_target(FieldId::kServingLatency, HistogramPart::kSum, Labels{{"engine", "vllm"}})}));
   EXPECT_EQ(targets("tgi_request_duration_count"),
-            (std::vector<CatalogTarget>{{FieldId::kServingLatency, 1, "count,engine=\"tgi\""}}));
+            (std::vector<CatalogTarget>{histogram_target(FieldId::kServingLatency, HistogramPart::kCount, Labels{{"engine", "tgi"}})}));
   // Triton: microseconds -> seconds; with the successes, the mean latency.
   EXPECT_EQ(targets("nv_inference_request_duration_us", {{"model", "m"}, {"version", "1"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingRequestDuration, 1e-6, "engine=\"triton\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestDuration, 1e-6, Labels{{"engine", "triton"}}}}));
   EXPECT_EQ(targets("nv_inference_request_success", {{"model", "m"}, {"version", "1"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingRequestsSucceeded, 1, "engine=\"triton\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsSucceeded, 1, Labels{{"engine", "triton"}}}}));
   EXPECT_EQ(targets("nv_inference_pending_request_count", {{"model", "m"}, {"version", "1"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, "engine=\"triton\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaiting, 1, Labels{{"engine", "triton"}}}}));
   EXPECT_TRUE(targets("node_cpu_seconds_total_sum").empty());
   EXPECT_TRUE(targets("go_goroutines").empty());
   EXPECT_TRUE(targets("vllm:num_requests_swapped").empty());
@@ -161,10 +169,14 @@ const std::string kVllm =
     "vllm:e2e_request_latency_seconds_sum{engine=\"0\",model_name=\"m\"} 2.5\n"
     "vllm:e2e_request_latency_seconds_created{engine=\"0\",model_name=\"m\"} 1.7e9\n";
 
-double value_of(SeriesRegistry& reg, LiveStore& live, FieldId f, int gpu, std::string_view extra = {}) {
-  const uint32_t s = reg.slot(f, gpu, extra);
-  std::lock_guard lock(live.mutex());
+double value_of(SeriesRegistry& reg, LiveStore& live, FieldId f, int gpu, const Labels& extra = {},
+                HistogramPart part = HistogramPart::kNone) {
+  const uint32_t s = reg.slot(f, gpu, extra, part);
   return live.present(s) ? live.value(s) : -1;
+}
+double value_of(SeriesRegistry& reg, LiveStore& live, FieldId f, int gpu, std::string_view text) {
+  const testing::TextKey k = testing::key_from_text(text);
+  return value_of(reg, live, f, gpu, k.labels, k.part);
 }
 
 SourceOptions options(std::vector<std::string> targets) {
@@ -201,12 +213,16 @@ TEST(ScrapeSource, ScrapedGpusBecomeTheGpusWithTheirPods) {
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuUtilization, 0), 0.93);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kGpuSmOccupancy, 1), -1);  // not given: absent
   // vLLM's data-parallel engines 0 and 1: one engine, their requests summed.
-  const std::string vllm = "engine=\"vllm\",endpoint=\"" + srv.url("/vllm") + "\"";
+  const Labels vllm{{"engine", "vllm"}, {"endpoint", srv.url("/vllm")}};
+  auto with = [](Labels l, std::string_view name, std::string_view value) {
+    l.set(name, value);
+    return l;
+  };
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestsRunning, kNodeEntity, vllm), 7);
-  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, vllm + ",le=\"0.3\""), 10);
-  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "sum," + vllm), 2.5);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, with(vllm, "le", "0.3")), 10);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, vllm, HistogramPart::kSum), 2.5);
   // The model its series name (model_name), once per engine.
-  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingEngineInfo, kNodeEntity, vllm + ",model=\"m\""), 1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingEngineInfo, kNodeEntity, with(vllm, "model", "m")), 1);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kAgentSourceUp, kNodeEntity,
                             "source=\"scrape\",target=\"" + srv.url("/dcgm") + "\""),
                    1);
@@ -264,13 +280,11 @@ TEST(ScrapeSource, TritonsSummaryP99IsTheWorstModelInSeconds) {
   f.clear(1000);
   ASSERT_TRUE(src->sample(f).is_ok());
   live.publish(idx, f);
-  EXPECT_NEAR(value_of(reg, live, FieldId::kServingLatencyP99, kNodeEntity,
-                       "engine=\"triton\",endpoint=\"" + srv.url("/triton") + "\""),
-              0.26, 1e-9);
+  const Labels triton{{"engine", "triton"}, {"endpoint", srv.url("/triton")}};
+  EXPECT_NEAR(value_of(reg, live, FieldId::kServingLatencyP99, kNodeEntity, triton), 0.26, 1e-9);
   // Its _sum and _count fill no histogram.
-  const std::string triton = "engine=\"triton\",endpoint=\"" + srv.url("/triton") + "\"";
-  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "sum," + triton), -1);
-  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, "count," + triton), -1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, triton, HistogramPart::kSum), -1);
+  EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingLatency, kNodeEntity, triton, HistogramPart::kCount), -1);
   EXPECT_DOUBLE_EQ(value_of(reg, live, FieldId::kServingRequestDuration, kNodeEntity, triton), -1);
 }
 

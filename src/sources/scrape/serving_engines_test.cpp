@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "sources/scrape/catalog_targets.h"
+#include "model/testing/label_text.h"
 #include "sources/scrape/scrape_source.h"
 #include "sources/scrape/testing/page_server.h"
 #include "store/live.h"
@@ -21,6 +22,13 @@ namespace {
 
 using scrape::catalog_targets;
 using scrape::CatalogTarget;
+
+// The target of a histogram's _sum or _count.
+CatalogTarget histogram_target(FieldId field, HistogramPart part, Labels extra) {
+  CatalogTarget t{field, 1, std::move(extra)};
+  t.histogram = part;
+  return t;
+}
 using scrape::Combine;
 using testing::PageServer;
 
@@ -39,25 +47,25 @@ std::string page(const std::string& file) {
 TEST(ServingTargets, EachEnginesNamesLandOnOneFieldWithTheEngine) {
   const std::vector<std::pair<std::string_view, std::string_view>> v1 = {{"engine", "0"}, {"model_name", "m"}};
   EXPECT_EQ(targets("vllm:kv_cache_usage_perc", v1),
-            (std::vector<CatalogTarget>{{FieldId::kServingKvCacheUsage, 1, "engine=\"vllm\"", Combine::kMax}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingKvCacheUsage, 1, Labels{{"engine", "vllm"}}, Combine::kMax}}));
   EXPECT_EQ(targets("vllm:gpu_cache_usage_perc", {{"model_name", "m"}}), targets("vllm:kv_cache_usage_perc", v1));
   EXPECT_EQ(targets("sglang:token_usage", {{"tp_rank", "0"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingKvCacheUsage, 1, "engine=\"sglang\"", Combine::kMax}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingKvCacheUsage, 1, Labels{{"engine", "sglang"}}, Combine::kMax}}));
   EXPECT_EQ(targets("vllm:num_preemptions_total", v1),
-            (std::vector<CatalogTarget>{{FieldId::kServingPreemptions, 1, "engine=\"vllm\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingPreemptions, 1, Labels{{"engine", "vllm"}}}}));
   EXPECT_EQ(targets("vllm:prompt_tokens_total", v1),
-            (std::vector<CatalogTarget>{{FieldId::kServingPromptTokens, 1, "engine=\"vllm\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingPromptTokens, 1, Labels{{"engine", "vllm"}}}}));
   EXPECT_EQ(targets("sglang:generation_tokens_total"),
-            (std::vector<CatalogTarget>{{FieldId::kServingGenerationTokens, 1, "engine=\"sglang\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingGenerationTokens, 1, Labels{{"engine", "sglang"}}}}));
   // V0's time_per_output_token and V1's inter_token_latency: one histogram.
   EXPECT_EQ(targets("vllm:time_per_output_token_seconds_bucket", {{"le", "0.05"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingInterTokenLatency, 1, "engine=\"vllm\",le=\"0.05\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingInterTokenLatency, 1, Labels{{"engine", "vllm"}, {"le", "0.05"}}}}));
   EXPECT_EQ(targets("vllm:inter_token_latency_seconds_bucket", {{"le", "0.05"}}),
             targets("vllm:time_per_output_token_seconds_bucket", {{"le", "0.05"}}));
   EXPECT_EQ(targets("vllm:time_to_first_token_seconds_sum", v1),
-            (std::vector<CatalogTarget>{{FieldId::kServingTimeToFirstToken, 1, "sum,engine=\"vllm\""}}));
+            (std::vector<CatalogTarget>{histogram_target(FieldId::kServingTimeToFirstToken, HistogramPart::kSum, Labels{{"engine", "vllm"}})}));
   EXPECT_EQ(targets("tgi_request_queue_duration_count"),
-            (std::vector<CatalogTarget>{{FieldId::kServingQueueTime, 1, "count,engine=\"tgi\""}}));
+            (std::vector<CatalogTarget>{histogram_target(FieldId::kServingQueueTime, HistogramPart::kCount, Labels{{"engine", "tgi"}})}));
   // _created gauges and families nobody judges stay out.
   EXPECT_TRUE(targets("vllm:time_to_first_token_seconds_created", v1).empty());
   EXPECT_TRUE(targets("vllm:cpu_cache_usage_perc", v1).empty());
@@ -65,7 +73,7 @@ TEST(ServingTargets, EachEnginesNamesLandOnOneFieldWithTheEngine) {
   // Another gpulens: its engine and endpoint labels are kept as written.
   EXPECT_EQ(targets("serving_kv_cache_usage_ratio", {{"engine", "vllm"}, {"endpoint", "http://a:8000/metrics"}}),
             (std::vector<CatalogTarget>{
-                {FieldId::kServingKvCacheUsage, 1, "engine=\"vllm\",endpoint=\"http://a:8000/metrics\"", Combine::kMax}}));
+                {FieldId::kServingKvCacheUsage, 1, Labels{{"engine", "vllm"}, {"endpoint", "http://a:8000/metrics"}}, Combine::kMax}}));
 }
 
 // Waiting by reason (the reason kept), the prefix cache (SGLang's ratio;
@@ -76,19 +84,19 @@ TEST(ServingTargets, WaitingByReasonPrefixCacheAndBatchTokens) {
       {"engine", "0"}, {"model_name", "m"}, {"reason", "capacity"}};
   EXPECT_EQ(targets("vllm:num_requests_waiting_by_reason", cap),
             (std::vector<CatalogTarget>{
-                {FieldId::kServingRequestsWaitingByReason, 1, "engine=\"vllm\",reason=\"capacity\""}}));
+                {FieldId::kServingRequestsWaitingByReason, 1, Labels{{"engine", "vllm"}, {"reason", "capacity"}}}}));
   EXPECT_EQ(targets("vllm:num_requests_waiting_by_reason", {{"engine", "0"}, {"reason", "deferred"}}),
             (std::vector<CatalogTarget>{
-                {FieldId::kServingRequestsWaitingByReason, 1, "engine=\"vllm\",reason=\"deferred\""}}));
+                {FieldId::kServingRequestsWaitingByReason, 1, Labels{{"engine", "vllm"}, {"reason", "deferred"}}}}));
   EXPECT_TRUE(targets("vllm:num_requests_waiting_by_reason", {{"engine", "0"}}).empty());
   EXPECT_EQ(targets("serving_requests_waiting_by_reason",
                     {{"engine", "vllm"}, {"endpoint", "http://a:8000/metrics"}, {"reason", "capacity"}}),
             (std::vector<CatalogTarget>{{FieldId::kServingRequestsWaitingByReason, 1,
-                                         "engine=\"vllm\",endpoint=\"http://a:8000/metrics\",reason=\"capacity\""}}));
+                                         testing::labels_from_text("engine=\"vllm\",endpoint=\"http://a:8000/metrics\",reason=\"capacity\"")}}));
   EXPECT_EQ(targets("sglang:cache_hit_rate", {{"tp_rank", "0"}, {"model_name", "m"}}),
-            (std::vector<CatalogTarget>{{FieldId::kServingPrefixCacheHitRatio, 1, "engine=\"sglang\"", Combine::kMax}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingPrefixCacheHitRatio, 1, Labels{{"engine", "sglang"}}, Combine::kMax}}));
   EXPECT_TRUE(targets("sglang:cache_hit_rate", {{"tp_rank", "1"}}).empty());
-  CatalogTarget hits{FieldId::kServingPrefixCacheHitRatio, 1, "engine=\"vllm\""};
+  CatalogTarget hits{FieldId::kServingPrefixCacheHitRatio, 1, Labels{{"engine", "vllm"}}};
   hits.part = CatalogTarget::Part::kNumerator;
   CatalogTarget queries = hits;
   queries.part = CatalogTarget::Part::kDenominator;
@@ -97,9 +105,9 @@ TEST(ServingTargets, WaitingByReasonPrefixCacheAndBatchTokens) {
   EXPECT_EQ(targets("vllm:prefix_cache_queries_total", v1), std::vector<CatalogTarget>{queries});
   EXPECT_TRUE(targets("vllm:prefix_cache_hits_created", v1).empty());
   EXPECT_EQ(targets("tgi_batch_current_max_tokens"),
-            (std::vector<CatalogTarget>{{FieldId::kServingBatchMaxTokens, 1, "engine=\"tgi\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingBatchMaxTokens, 1, Labels{{"engine", "tgi"}}}}));
   EXPECT_EQ(targets("tgi_batch_current_size"),
-            (std::vector<CatalogTarget>{{FieldId::kServingRequestsRunning, 1, "engine=\"tgi\""}}));
+            (std::vector<CatalogTarget>{{FieldId::kServingRequestsRunning, 1, Labels{{"engine", "tgi"}}}}));
   // The ratio of the counters' increases between two pages.
   EXPECT_DOUBLE_EQ(*scrape::ratio_of_increases({10, 100}, {40, 200}), 0.3);
   EXPECT_DOUBLE_EQ(*scrape::ratio_of_increases({10, 100}, {10, 200}), 0);
@@ -109,16 +117,19 @@ TEST(ServingTargets, WaitingByReasonPrefixCacheAndBatchTokens) {
 }
 
 TEST(ServingTargets, TheEndpointFollowsTheEngineLabel) {
-  EXPECT_EQ(scrape::with_endpoint("engine=\"vllm\"", "http://a:1/m"), "engine=\"vllm\",endpoint=\"http://a:1/m\"");
-  EXPECT_EQ(scrape::with_endpoint("engine=\"vllm\",le=\"0.1\"", "x"), "engine=\"vllm\",endpoint=\"x\",le=\"0.1\"");
-  EXPECT_EQ(scrape::with_endpoint("sum,engine=\"tgi\"", "x"), "sum,engine=\"tgi\",endpoint=\"x\"");
+  EXPECT_EQ(scrape::with_endpoint(Labels{{"engine", "vllm"}}, "http://a:1/m").render(),
+            "endpoint=\"http://a:1/m\",engine=\"vllm\"");
+  EXPECT_EQ(scrape::with_endpoint(Labels{{"engine", "vllm"}, {"le", "0.1"}}, "x").render(),
+            "endpoint=\"x\",engine=\"vllm\",le=\"0.1\"");
   // No engine (a node-wide series), or an endpoint already: unchanged.
-  EXPECT_EQ(scrape::with_endpoint("le=\"0.1\"", "x"), "le=\"0.1\"");
-  EXPECT_EQ(scrape::with_endpoint("engine=\"vllm\",endpoint=\"a\"", "x"), "engine=\"vllm\",endpoint=\"a\"");
+  EXPECT_EQ(scrape::with_endpoint(Labels{{"le", "0.1"}}, "x"), Labels({{"le", "0.1"}}));
+  EXPECT_EQ(scrape::with_endpoint(Labels{{"engine", "vllm"}, {"endpoint", "a"}}, "x"),
+            Labels({{"engine", "vllm"}, {"endpoint", "a"}}));
 }
 
-double value_of(SeriesRegistry& reg, LiveStore& live, FieldId f, std::string_view extra) {
-  const uint32_t s = reg.slot(f, kNodeEntity, extra);
+double value_of(SeriesRegistry& reg, LiveStore& live, FieldId f, std::string_view text) {
+  const testing::TextKey k = testing::key_from_text(text);
+  const uint32_t s = reg.slot(f, kNodeEntity, k.labels, k.part);
   std::lock_guard lock(live.mutex());
   return live.present(s) ? live.value(s) : -1;
 }
@@ -193,7 +204,7 @@ TEST(ServingScrape, EveryEngineOnTheNodeIsKeptApartAndRanksAreNotMultiplied) {
   std::lock_guard lock(reg.mutex());
   size_t tgi_infos = 0;
   for (uint32_t slot : reg.slots_of(FieldId::kServingEngineInfo)) {
-    if (reg.series(slot).extra.find(tgi) != std::string::npos) ++tgi_infos;
+    if (reg.series(slot).extra.get("engine") == "tgi") ++tgi_infos;
   }
   EXPECT_EQ(tgi_infos, 0u);
 }
@@ -256,11 +267,11 @@ TEST(ServingTargets, AnEnginesModelIsItsInfoSeries) {
   auto info = scrape::engine_info("vllm:num_requests_waiting", v1);
   ASSERT_TRUE(info.has_value());
   EXPECT_EQ(info->field, FieldId::kServingEngineInfo);
-  EXPECT_EQ(info->extra, "engine=\"vllm\",model=\"m\"");
+  EXPECT_EQ(info->extra.render(), "engine=\"vllm\",model=\"m\"");
   EXPECT_TRUE(info->one);
   const std::vector<std::pair<std::string_view, std::string_view>> bucket = {{"le", "0.1"}, {"model_name", "m"}},
                                                                      own = {{"engine", "vllm"}, {"model", "m"}};
-  EXPECT_EQ(scrape::engine_info("vllm:e2e_request_latency_seconds_bucket", bucket)->extra,
+  EXPECT_EQ(scrape::engine_info("vllm:e2e_request_latency_seconds_bucket", bucket)->extra.render(),
             "engine=\"vllm\",model=\"m\"");  // no le on the info
   EXPECT_FALSE(scrape::engine_info("tgi_queue_size", {}).has_value());  // no model named
   EXPECT_FALSE(scrape::engine_info("serving_requests_waiting", own).has_value());
@@ -268,7 +279,7 @@ TEST(ServingTargets, AnEnginesModelIsItsInfoSeries) {
   const auto t = targets("serving_engine_info", {{"engine", "vllm"}, {"endpoint", "http://a:8000/metrics"}, {"model", "m"}});
   ASSERT_EQ(t.size(), 1u);
   EXPECT_EQ(t[0].field, FieldId::kServingEngineInfo);
-  EXPECT_EQ(t[0].extra, "engine=\"vllm\",endpoint=\"http://a:8000/metrics\",model=\"m\"");
+  EXPECT_EQ(t[0].extra.render(), "endpoint=\"http://a:8000/metrics\",engine=\"vllm\",model=\"m\"");
   EXPECT_TRUE(t[0].one);
   // The page function: the info carries endpoint and pid as the engine's series do.
   auto values = scrape::map_page("vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} 7\n", "http://h:1/metrics", "42");
@@ -276,7 +287,8 @@ TEST(ServingTargets, AnEnginesModelIsItsInfoSeries) {
   bool found = false;
   for (const auto& v : *values) {
     found |= v.field == FieldId::kServingEngineInfo &&
-             v.extra == "engine=\"vllm\",endpoint=\"http://h:1/metrics\",pid=\"42\",model=\"m\"" && v.value == 1;
+             v.extra == Labels{{"engine", "vllm"}, {"endpoint", "http://h:1/metrics"}, {"pid", "42"}, {"model", "m"}} &&
+             v.value == 1;
   }
   EXPECT_TRUE(found);
 }
@@ -288,7 +300,8 @@ TEST(ServingPage, APageMapsAsAScrapeDoesWithEndpointAndPid) {
   ASSERT_TRUE(values.ok()) << values.status().message();
   auto find = [&](FieldId f, const std::string& extra) {
     for (const auto& v : *values) {
-      if (v.field == f && v.extra == extra) return v.value;
+      const testing::TextKey k = testing::key_from_text(extra);
+      if (v.field == f && v.part == k.part && v.extra == k.labels) return v.value;
     }
     return -1.0;
   };

@@ -119,14 +119,16 @@ class SimSource final : public Source {
     for (int g = 0; g < s_.gpus; ++g) {
       uuids_.push_back(reg.gpu(g)->uuid);
     }
-    job_labels_.assign(s_.gpus, "");
+    job_labels_.assign(s_.gpus, Labels{});
     const auto& job = s_.job;
     for (size_t i = 0; !job.id.empty() && i < job.gpus.size(); ++i) {
       if (job.gpus[i] >= s_.gpus) continue;
       const size_t world = job.world_size > 0 ? static_cast<size_t>(job.world_size) : job.gpus.size();
-      job_labels_[job.gpus[i]] = label("job_id", job.id) + "," + label("source", job.source) + "," +
-                                 label("rank", std::to_string(job.first_rank + static_cast<int>(i))) + "," +
-                                 label("local_rank", std::to_string(i)) + "," + label("world_size", std::to_string(world));
+      job_labels_[job.gpus[i]] = Labels{{"job_id", job.id},
+                                        {"source", job.source},
+                                        {"rank", std::to_string(job.first_rank + static_cast<int>(i))},
+                                        {"local_rank", std::to_string(i)},
+                                        {"world_size", std::to_string(world)}};
     }
     push_.attach(reg);
     return Status::ok();
@@ -169,7 +171,7 @@ class SimSource final : public Source {
       const std::string endpoint = "http://127.0.0.1:" + std::to_string(s_.engines[e].port) + "/metrics";
       auto values = scrape::map_page(page, endpoint, std::to_string(5000 + e));
       if (!values) return internal_error("simulated engine page refused: " + values.status().message());
-      for (const auto& v : *values) f.set_node(v.field, v.extra, v.value);
+      for (const auto& v : *values) f.set_node(v.field, v.part, v.extra, v.value);
     }
     // The simulated processes' allocator values go through the push
     // receiver's parser and GPU join, as a real process's pushes do.
@@ -323,8 +325,7 @@ class SimSource final : public Source {
     std::string list;
     for (int n : nodes) list += (list.empty() ? "" : ",") + std::to_string(n);
     f.set_node(FieldId::kHostProcessCpuAffinity,
-               label("pid", std::to_string(pid)) + "," + label("gpu", std::to_string(g)) + "," +
-                   label("cpus", cpus_of(nodes)) + "," + label("numa_nodes", list),
+               Labels{{"pid", std::to_string(pid)}, {"gpu", std::to_string(g)}, {"cpus", cpus_of(nodes)}, {"numa_nodes", list}},
                1);
   }
 
@@ -343,8 +344,7 @@ class SimSource final : public Source {
 
     // Identity and XID events are reported even for a lost GPU.
     f.set(FieldId::kGpuInfo, g,
-          label("pci_bus_id", f.registry().gpu(g)->pci_bus_id) + "," + label("driver", "simulated") + "," +
-              label("serial", f.registry().gpu(g)->serial),
+          Labels{{"pci_bus_id", f.registry().gpu(g)->pci_bus_id}, {"driver", "simulated"}, {"serial", f.registry().gpu(g)->serial}},
           1);
     for (size_t k = 0; k < s_.faults.size(); ++k) {
       const auto& x = s_.faults[k];
@@ -477,7 +477,7 @@ class SimSource final : public Source {
     f.set(FieldId::kGpuPcieTxRate, g, d2h);
     f.set(FieldId::kGpuPcieRxBytes, g, std::floor(st.pcie_rx));
     f.set(FieldId::kGpuPcieTxBytes, g, std::floor(st.pcie_tx));
-    f.set(FieldId::kGpuPciePeak, g, "basis=\"link\"", peak);
+    f.set(FieldId::kGpuPciePeak, g, Labels{{"basis", "link"}}, peak);
     f.set(FieldId::kGpuPcieRxUtil, g, clamp01(h2d / peak));
     f.set(FieldId::kGpuPcieTxUtil, g, clamp01(d2h / peak));
     f.set(FieldId::kGpuPcieLinkGen, g, gen);
@@ -492,7 +492,7 @@ class SimSource final : public Source {
       for (int l = 0; l < m.nvlink_links; ++l) {
         st.nvl_tx[l] += per_link * dt;
         st.nvl_rx[l] += per_link * dt;
-        const std::string link = label("link", std::to_string(l));
+        const Labels link{{"link", std::to_string(l)}};
         f.set(FieldId::kGpuNvlinkTxBytes, g, link, std::floor(st.nvl_tx[l]));
         f.set(FieldId::kGpuNvlinkRxBytes, g, link, std::floor(st.nvl_rx[l]));
         f.set(FieldId::kGpuNvlinkLinkUp, g, link, 1);
@@ -507,10 +507,10 @@ class SimSource final : public Source {
     for (int p = 0; p < s_.gpus; ++p) {
       if (p == g) continue;
       const char* path = nvlinked ? "NVLINK" : s_.numa_node_of(p) == node ? "NODE" : "SYS";
-      f.set(FieldId::kGpuTopology, g, label("peer", std::to_string(p)) + "," + label("path", path), 1);
+      f.set(FieldId::kGpuTopology, g, Labels{{"peer", std::to_string(p)}, {"path", path}}, 1);
     }
     f.set(FieldId::kGpuNumaNode, g, node);
-    f.set(FieldId::kGpuCpuAffinity, g, label("cpus", cpus_of({node})), 1);
+    f.set(FieldId::kGpuCpuAffinity, g, Labels{{"cpus", cpus_of({node})}}, 1);
     if (w.mem_used > 0.05 && !fault(g, "idle_gpu", elapsed)) set_process(f, g);
 
     f.set(FieldId::kGpuPower, g, power);
@@ -524,14 +524,14 @@ class SimSource final : public Source {
     for (size_t r = 0; r < all_reasons.size(); ++r) {
       const bool on = reasons & all_reasons[r].bit;
       if (on) st.reason_seconds[r] += dt;
-      const std::string reason = label("reason", all_reasons[r].label);
+      const Labels reason{{"reason", all_reasons[r].label}};
       f.set(FieldId::kGpuClockEventActive, g, reason, on ? 1 : 0);
       f.set(FieldId::kGpuClockEventSeconds, g, reason, st.reason_seconds[r]);
     }
-    f.set(FieldId::kGpuEccErrors, g, "type=\"corrected\"", 0);
-    f.set(FieldId::kGpuEccErrors, g, "type=\"uncorrected\"", 0);
-    f.set(FieldId::kGpuRemappedRows, g, "cause=\"correctable\"", 0);
-    f.set(FieldId::kGpuRemappedRows, g, "cause=\"uncorrectable\"", 0);
+    f.set(FieldId::kGpuEccErrors, g, Labels{{"type", "corrected"}}, 0);
+    f.set(FieldId::kGpuEccErrors, g, Labels{{"type", "uncorrected"}}, 0);
+    f.set(FieldId::kGpuRemappedRows, g, Labels{{"cause", "correctable"}}, 0);
+    f.set(FieldId::kGpuRemappedRows, g, Labels{{"cause", "uncorrectable"}}, 0);
     f.set(FieldId::kGpuRowRemapFailure, g, 0);
     return duty;
   }
@@ -546,7 +546,7 @@ class SimSource final : public Source {
     const double share[8] = {busy * 0.78, 0.0, busy * 0.18, idle, iowait, busy * 0.01, busy * 0.03, 0.0};
     for (int m = 0; m < 8; ++m) {
       node_.cpu[m] += share[m] * cpus * dt;
-      f.set_node(FieldId::kHostCpuSeconds, label("mode", kCpuModes[m]), node_.cpu[m]);
+      f.set_node(FieldId::kHostCpuSeconds, Labels{{"mode", kCpuModes[m]}}, node_.cpu[m]);
     }
     f.set_node(FieldId::kHostCpuCount, cpus);
     node_.psi_cpu += clamp01(w.psi_cpu * (1 + 0.1 * n(3))) * dt;
@@ -557,7 +557,7 @@ class SimSource final : public Source {
     f.set_node(FieldId::kHostPressureIoStalled, node_.psi_io_full);
     f.set_node(FieldId::kHostPressureMemoryWaiting, node_.psi_mem);
 
-    const std::string disk = label("device", "nvme0n1");
+    const Labels disk{{"device", "nvme0n1"}};
     node_.disk_time += clamp01(w.disk_busy * (1 + 0.05 * n(5))) * dt;
     node_.disk_read += w.disk_read_mbps * 1e6 * (1 + 0.05 * n(6)) * dt;
     node_.disk_written += 5e6 * dt;
@@ -572,7 +572,7 @@ class SimSource final : public Source {
     const double nic_rate = over_socket ? std::min(net, nic_speed * 0.96) : 2e6 * (1 + 0.2 * n(7));
     node_.nic_rx += nic_rate * dt;
     node_.nic_tx += nic_rate * dt;
-    const std::string nic = label("device", s_.nic);
+    const Labels nic{{"device", s_.nic}};
     f.set_node(FieldId::kHostNetworkReceiveBytes, nic, std::floor(node_.nic_rx));
     f.set_node(FieldId::kHostNetworkTransmitBytes, nic, std::floor(node_.nic_tx));
     f.set_node(FieldId::kHostNetworkSpeed, nic, nic_speed);
@@ -580,7 +580,7 @@ class SimSource final : public Source {
       const double rate = over_socket ? 0 : net / s_.ib_ports;
       node_.ib_rx[p] += rate * dt;
       node_.ib_tx[p] += rate * dt;
-      const std::string port = label("device", "mlx5_" + std::to_string(p)) + ",port=\"1\"";
+      const Labels port{{"device", "mlx5_" + std::to_string(p)}, {"port", "1"}};
       f.set_node(FieldId::kHostInfinibandReceiveBytes, port, std::floor(node_.ib_rx[p]));
       f.set_node(FieldId::kHostInfinibandTransmitBytes, port, std::floor(node_.ib_tx[p]));
       f.set_node(FieldId::kHostInfinibandRate, port, s_.ib_gbps * 1e9 / 8);
@@ -599,12 +599,12 @@ class SimSource final : public Source {
       node_.lat_sum += requests * std::exp(mu + sigma * sigma / 2);
       for (size_t b = 0; b < bounds.size(); ++b) {
         char le[32];
-        std::snprintf(le, sizeof le, "le=\"%g\"", bounds[b]);
-        f.set_node(FieldId::kServingLatency, le, std::floor(node_.buckets[b]));
+        std::snprintf(le, sizeof le, "%g", bounds[b]);
+        f.set_node(FieldId::kServingLatency, Labels{{"le", le}}, std::floor(node_.buckets[b]));
       }
-      f.set_node(FieldId::kServingLatency, "le=\"+Inf\"", std::floor(node_.lat_count));
-      f.set_node(FieldId::kServingLatency, "sum", node_.lat_sum);
-      f.set_node(FieldId::kServingLatency, "count", std::floor(node_.lat_count));
+      f.set_node(FieldId::kServingLatency, Labels{{"le", "+Inf"}}, std::floor(node_.lat_count));
+      f.set_node(FieldId::kServingLatency, HistogramPart::kSum, {}, node_.lat_sum);
+      f.set_node(FieldId::kServingLatency, HistogramPart::kCount, {}, std::floor(node_.lat_count));
       f.set_node(FieldId::kServingRequestsRunning, std::round(w.rps * w.p50_ms / 1000.0));
       f.set_node(FieldId::kServingRequestsWaiting, std::round(w.queue * (1 + 0.2 * n(8))));
     }
@@ -642,7 +642,7 @@ class SimSource final : public Source {
   std::string kernel_log_;                      // where XIDs are also written as kernel-log lines ("" off)
   std::vector<bool> fired_;                     // per fault: its XID was recorded
   std::vector<std::string> buses_;              // per GPU
-  std::vector<std::string> job_labels_;         // per GPU: its gpu_job_info labels, "" none
+  std::vector<Labels> job_labels_;              // per GPU: its gpu_job_info labels, empty: none
   uint64_t kmsg_seq_ = 0;
   std::vector<std::string> allocator_body_ = std::vector<std::string>(64);  // per GPU, this tick
 };

@@ -1,5 +1,6 @@
 // The simulator's values agree across layers and are deterministic.
 #include "sources/sim/sim_source.h"
+#include "model/testing/label_text.h"
 
 #include <gtest/gtest.h>
 
@@ -35,7 +36,12 @@ struct SimRun {
       live.publish(src, f);
     }
   }
-  double get(FieldId id, int gpu, std::string_view extra = {}) {
+  double get(FieldId id, int gpu, std::string_view text) {
+    const testing::TextKey k = testing::key_from_text(text);
+    const uint32_t s = reg.slot(id, gpu, k.labels, k.part);
+    return live.present(s) ? live.value(s) : -1;
+  }
+  double get(FieldId id, int gpu, const Labels& extra = {}) {
     uint32_t s = reg.slot(id, gpu, extra);
     return live.present(s) ? live.value(s) : -1;
   }
@@ -73,9 +79,9 @@ TEST(SimSource, StarvedPipelineShowsOnHostAndGpu) {
     sm += r.get(FieldId::kGpuSmActive, 0);
   }
   EXPECT_LT(sm / n, 0.45);
-  const double busy = r.get(FieldId::kHostCpuSeconds, kNodeEntity, "mode=\"user\"") +
-                      r.get(FieldId::kHostCpuSeconds, kNodeEntity, "mode=\"system\"");
-  const double idle = r.get(FieldId::kHostCpuSeconds, kNodeEntity, "mode=\"idle\"");
+  const double busy = r.get(FieldId::kHostCpuSeconds, kNodeEntity, Labels{{"mode", "user"}}) +
+                      r.get(FieldId::kHostCpuSeconds, kNodeEntity, Labels{{"mode", "system"}});
+  const double idle = r.get(FieldId::kHostCpuSeconds, kNodeEntity, Labels{{"mode", "idle"}});
   EXPECT_GT(busy, 10 * idle);
   EXPECT_LT(r.get(FieldId::kGpuPcieRxUtil, 0), 0.1);
 }
@@ -84,10 +90,10 @@ TEST(SimSource, XidLosesOneGpuAndStallsPeers) {
   SimRun r("xid-79");
   r.advance(60'000);
   EXPECT_EQ(r.get(FieldId::kGpuUp, 4), 1);
-  EXPECT_EQ(r.get(FieldId::kGpuXidErrors, 4, "xid=\"79\""), -1);  // not yet
+  EXPECT_EQ(r.get(FieldId::kGpuXidErrors, 4, Labels{{"xid", "79"}}), -1);  // not yet
   r.advance(180'000);
   EXPECT_EQ(r.get(FieldId::kGpuUp, 4), 0);
-  EXPECT_EQ(r.get(FieldId::kGpuXidErrors, 4, "xid=\"79\""), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuXidErrors, 4, Labels{{"xid", "79"}}), 1);
   EXPECT_EQ(r.get(FieldId::kGpuLastXid, 4), 79);
   EXPECT_EQ(r.get(FieldId::kGpuPower, 4), -1);  // a lost GPU reports nothing else
   EXPECT_EQ(r.get(FieldId::kGpuUp, 3), 1);
@@ -131,14 +137,14 @@ TEST(SimSource, HangStallsEveryGpuWithNoneLost) {
 TEST(SimSource, ThermalFaultOnlyOnItsGpu) {
   SimRun r("thermal-throttle-one-gpu");
   r.advance(120'000, 10'000);
-  EXPECT_EQ(r.get(FieldId::kGpuClockEventActive, 5, "reason=\"sw_thermal\""), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuClockEventActive, 5, Labels{{"reason", "sw_thermal"}}), 1);
   EXPECT_GT(r.get(FieldId::kGpuTemperature, 5), 85);
   EXPECT_LT(r.get(FieldId::kGpuSmClock, 5), 0.75 * r.get(FieldId::kGpuSmClockMax, 5));
   for (int g : {0, 4, 6}) {
-    EXPECT_EQ(r.get(FieldId::kGpuClockEventActive, g, "reason=\"sw_thermal\""), 0);
+    EXPECT_EQ(r.get(FieldId::kGpuClockEventActive, g, Labels{{"reason", "sw_thermal"}}), 0);
     EXPECT_LT(r.get(FieldId::kGpuTemperature, g), 80);
   }
-  EXPECT_GT(r.get(FieldId::kGpuClockEventSeconds, 5, "reason=\"hw_thermal\""), 30);
+  EXPECT_GT(r.get(FieldId::kGpuClockEventSeconds, 5, Labels{{"reason", "hw_thermal"}}), 30);
 }
 
 TEST(SimSource, IdleLinkDownshiftsDegradedLinkStaysLow) {
@@ -168,22 +174,22 @@ TEST(SimSource, LatencyHistogramMatchesScenarioQuantiles) {
   const double count = r.get(FieldId::kServingLatency, kNodeEntity, "count");
   EXPECT_NEAR(count, 60 * 60, 60);
   // p99 = 45 ms: about 99 % of requests below the 50 ms bucket, fewer below 25 ms.
-  const double le50 = r.get(FieldId::kServingLatency, kNodeEntity, "le=\"0.05\"");
+  const double le50 = r.get(FieldId::kServingLatency, kNodeEntity, Labels{{"le", "0.05"}});
   EXPECT_GT(le50 / count, 0.98);
-  EXPECT_LT(r.get(FieldId::kServingLatency, kNodeEntity, "le=\"0.025\"") / count, 0.6);
-  EXPECT_EQ(r.get(FieldId::kServingLatency, kNodeEntity, "le=\"+Inf\""), count);
+  EXPECT_LT(r.get(FieldId::kServingLatency, kNodeEntity, Labels{{"le", "0.025"}}) / count, 0.6);
+  EXPECT_EQ(r.get(FieldId::kServingLatency, kNodeEntity, Labels{{"le", "+Inf"}}), count);
 }
 
 TEST(SimSource, NcclFallbackLoadsEthernetNotInfiniband) {
   SimRun r("nccl-tcp-fallback");
   r.advance(0);
-  const double eth0 = r.get(FieldId::kHostNetworkReceiveBytes, kNodeEntity, "device=\"eth0\"");
-  const double ib0 = r.get(FieldId::kHostInfinibandReceiveBytes, kNodeEntity, "device=\"mlx5_0\",port=\"1\"");
+  const double eth0 = r.get(FieldId::kHostNetworkReceiveBytes, kNodeEntity, Labels{{"device", "eth0"}});
+  const double ib0 = r.get(FieldId::kHostInfinibandReceiveBytes, kNodeEntity, Labels{{"device", "mlx5_0"}, {"port", "1"}});
   r.advance(10'000);
-  const double eth_rate = (r.get(FieldId::kHostNetworkReceiveBytes, kNodeEntity, "device=\"eth0\"") - eth0) / 10;
+  const double eth_rate = (r.get(FieldId::kHostNetworkReceiveBytes, kNodeEntity, Labels{{"device", "eth0"}}) - eth0) / 10;
   const double ib_rate =
-      (r.get(FieldId::kHostInfinibandReceiveBytes, kNodeEntity, "device=\"mlx5_0\",port=\"1\"") - ib0) / 10;
-  EXPECT_GT(eth_rate, 0.9 * r.get(FieldId::kHostNetworkSpeed, kNodeEntity, "device=\"eth0\""));
+      (r.get(FieldId::kHostInfinibandReceiveBytes, kNodeEntity, Labels{{"device", "mlx5_0"}, {"port", "1"}}) - ib0) / 10;
+  EXPECT_GT(eth_rate, 0.9 * r.get(FieldId::kHostNetworkSpeed, kNodeEntity, Labels{{"device", "eth0"}}));
   EXPECT_EQ(ib_rate, 0);
 }
 
@@ -191,11 +197,11 @@ TEST(SimSource, JobPinnedOffItsGpusNode) {
   SimRun r("topology-cross-numa");
   r.advance(0);
   EXPECT_EQ(r.get(FieldId::kGpuNumaNode, 4), 1);
-  EXPECT_EQ(r.get(FieldId::kGpuCpuAffinity, 4, "cpus=\"48-95\""), 1);
-  EXPECT_EQ(r.get(FieldId::kGpuTopology, 4, "peer=\"0\",path=\"NVLINK\""), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuCpuAffinity, 4, Labels{{"cpus", "48-95"}}), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuTopology, 4, Labels{{"peer", "0"}, {"path", "NVLINK"}}), 1);
   // The job's process on GPU 4 is pinned to node 0; GPU 0's runs at home.
-  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, "pid=\"4004\",gpu=\"4\",cpus=\"0-47\",numa_nodes=\"0\""), 1);
-  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, "pid=\"3000\",gpu=\"0\",cpus=\"0-47\",numa_nodes=\"0\""), 1);
+  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, Labels{{"pid", "4004"}, {"gpu", "4"}, {"cpus", "0-47"}, {"numa_nodes", "0"}}), 1);
+  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, Labels{{"pid", "3000"}, {"gpu", "0"}, {"cpus", "0-47"}, {"numa_nodes", "0"}}), 1);
 }
 
 TEST(SimSource, PcieLinksAndOneProcessJob) {
@@ -204,13 +210,13 @@ TEST(SimSource, PcieLinksAndOneProcessJob) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   SimRun r(std::move(*s));
   r.advance(0);
-  EXPECT_EQ(r.get(FieldId::kGpuTopology, 1, "peer=\"0\",path=\"NODE\""), 1);
-  EXPECT_EQ(r.get(FieldId::kGpuTopology, 1, "peer=\"2\",path=\"SYS\""), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuTopology, 1, Labels{{"peer", "0"}, {"path", "NODE"}}), 1);
+  EXPECT_EQ(r.get(FieldId::kGpuTopology, 1, Labels{{"peer", "2"}, {"path", "SYS"}}), 1);
   EXPECT_EQ(r.get(FieldId::kGpuNvlinkUtil, 1), -1);  // no NVLink at all
   // One process (pid 4001) on both GPUs, allowed on both of their nodes.
-  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, "pid=\"4001\",gpu=\"1\",cpus=\"0-63\",numa_nodes=\"0,1\""), 1);
-  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, "pid=\"4001\",gpu=\"2\",cpus=\"0-63\",numa_nodes=\"0,1\""), 1);
-  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, "pid=\"3000\",gpu=\"0\",cpus=\"0-31\",numa_nodes=\"0\""), 1);
+  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, Labels{{"pid", "4001"}, {"gpu", "1"}, {"cpus", "0-63"}, {"numa_nodes", "0,1"}}), 1);
+  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, Labels{{"pid", "4001"}, {"gpu", "2"}, {"cpus", "0-63"}, {"numa_nodes", "0,1"}}), 1);
+  EXPECT_EQ(r.get(FieldId::kHostProcessCpuAffinity, kNodeEntity, Labels{{"pid", "3000"}, {"gpu", "0"}, {"cpus", "0-31"}, {"numa_nodes", "0"}}), 1);
 }
 
 TEST(SimSource, AllocatorValuesArriveThroughThePushPathWithThePid) {
