@@ -31,7 +31,7 @@ void release_free_memory() { malloc_trim(0); }
 
 class Diagnosis final : public LiveDiagnosis {
  public:
-  Diagnosis(Agent& agent, diagnose::Thresholds t, cli::ProfileTriggerOptions p)
+  Diagnosis(Agent& agent, diagnose::Thresholds t, ProfileTriggerOptions p)
       : agent_(agent),
         thresholds_(t),
         trigger_(std::move(p), agent.profiles(), [&agent](int gpu) {
@@ -95,7 +95,7 @@ class Diagnosis final : public LiveDiagnosis {
 
   std::string host() const { return agent_host(agent_); }
 
-  void reconfigure(const diagnose::Thresholds& thresholds, const cli::ProfileTriggerOptions& profile_on) override {
+  void reconfigure(const diagnose::Thresholds& thresholds, const ProfileTriggerOptions& profile_on) override {
     std::lock_guard lock(mu_);
     thresholds_ = thresholds;
     trigger_.set_options(profile_on);
@@ -170,7 +170,7 @@ class Diagnosis final : public LiveDiagnosis {
   std::map<std::pair<int, std::string>, double> waste_;
   Agent& agent_;
   diagnose::Thresholds thresholds_;
-  cli::ProfileTrigger trigger_;  // guarded by mu_
+  ProfileTrigger trigger_;  // guarded by mu_
   std::mutex mu_;
   int64_t last_ms_ = 0;
   bool rethink_ = false;  // thresholds changed: the cached report is out of date
@@ -180,7 +180,7 @@ class Diagnosis final : public LiveDiagnosis {
 }  // namespace
 
 std::unique_ptr<LiveDiagnosis> make_live_diagnosis(Agent& agent, diagnose::Thresholds thresholds,
-                                                   cli::ProfileTriggerOptions profile_on) {
+                                                   ProfileTriggerOptions profile_on) {
   return std::make_unique<Diagnosis>(agent, thresholds, std::move(profile_on));
 }
 

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "agent/agent.h"
-#include "cli/profile_trigger.h"
+#include "agent/profile_trigger.h"
 #include "diagnose/thresholds.h"
 
 namespace gpulens {
@@ -31,11 +31,11 @@ class LiveDiagnosis {
   // The firing findings and the GPU-seconds lost to each, as self metrics.
   virtual void fill_findings(Frame& f) = 0;
   // SIGHUP: new thresholds and profile_on; the next report uses them.
-  virtual void reconfigure(const diagnose::Thresholds& thresholds, const cli::ProfileTriggerOptions& profile_on) = 0;
+  virtual void reconfigure(const diagnose::Thresholds& thresholds, const ProfileTriggerOptions& profile_on) = 0;
 };
 
 std::unique_ptr<LiveDiagnosis> make_live_diagnosis(Agent& agent, diagnose::Thresholds thresholds,
-                                                   cli::ProfileTriggerOptions profile_on);
+                                                   ProfileTriggerOptions profile_on);
 
 // The agent's host name: the registry's (NODE_NAME, a source's), else this
 // machine's. The diagnosis's host and remote_write's instance label.

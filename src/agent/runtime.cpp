@@ -46,7 +46,7 @@ void AgentRuntime::fill_remote_write(Frame& f) {
   if (writer_) writer_->fill(f);
 }
 
-Status AgentRuntime::apply(const diagnose::Thresholds& thresholds, const cli::ProfileTriggerOptions& profile_on,
+Status AgentRuntime::apply(const diagnose::Thresholds& thresholds, const ProfileTriggerOptions& profile_on,
                            const std::optional<RemoteWriteOptions>& remote_write) {
   if (remote_write) {
     std::unique_ptr<RemoteWriter> fresh;

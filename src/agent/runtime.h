@@ -26,7 +26,7 @@ namespace gpulens {
 
 struct RuntimeSettings {
   diagnose::Thresholds diagnose;
-  cli::ProfileTriggerOptions profile_on;
+  ProfileTriggerOptions profile_on;
   // url empty: remote_write off.
   RemoteWriteOptions remote_write;
 };
@@ -45,7 +45,7 @@ class AgentRuntime {
   // unchanged) starts a writer with the new options (url empty: none) and
   // stops the old one, which flushes for up to its flush_timeout. An error
   // leaves everything as it was.
-  Status apply(const diagnose::Thresholds& thresholds, const cli::ProfileTriggerOptions& profile_on,
+  Status apply(const diagnose::Thresholds& thresholds, const ProfileTriggerOptions& profile_on,
                const std::optional<RemoteWriteOptions>& remote_write);
   // Stops the agent (listener and sources at once), then remote_write
   // within its flush_timeout.
