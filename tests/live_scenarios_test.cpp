@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "diagnose/live_input.h"
-#include "server/agent.h"
+#include "agent/agent.h"
 #include "sources/sim/sim_source.h"
 
 namespace gpulens {

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "diagnose/engine.h"
-#include "server/agent.h"
+#include "agent/agent.h"
 #include "util/status.h"
 
 namespace gpulens::cli {

@@ -14,7 +14,7 @@
 
 #include "cli/command.h"
 #include "cli/config.h"
-#include "server/agent.h"
+#include "agent/agent.h"
 #include "server/web_security.h"
 #include "store/history.h"
 #include "util/duration.h"

@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/config.h"
 #include "diagnose/engine.h"
+#include "diagnose/evidence_series.h"
 #include "diagnose/prometheus_input.h"
 #include "diagnose/replay_input.h"
 #include "diagnose/report.h"
@@ -110,6 +111,7 @@ int run_diagnose(int argc, char** argv) {
       return got.status().code() == Code::kInvalidArgument ? kExitUsage : kExitFailure;
     }
     report = std::move(*got);
+    if (format == "html") report::add_evidence_plots(report, plots);  // the series the agent sent
   } else if (!replay.empty()) {
     diagnose::ReplayInfo info;
     set = diagnose::load_replay(replay, info, limits);
@@ -163,6 +165,7 @@ int run_diagnose(int argc, char** argv) {
       }
       diagnose::Report part = diagnose::diagnose(batch, th);
       if (format == "html") report::add_evidence_plots(batch, part, plots);
+      if (format == "json") diagnose::attach_evidence_series(batch, part);
       diagnose::merge_report(report, std::move(part));
       return Status::ok();
     });
@@ -186,6 +189,7 @@ int run_diagnose(int argc, char** argv) {
     report = diagnose::diagnose(*set, th);
     report.input_warnings = std::move(warnings);
     if (format == "html") report::add_evidence_plots(*set, report, plots);
+    if (format == "json") diagnose::attach_evidence_series(*set, report);
   }
   std::ofstream file;
   if (!out_path.empty()) {
@@ -201,7 +205,7 @@ int run_diagnose(int argc, char** argv) {
   } else if (format == "html") {
     const std::string source = !replay.empty() ? "replay " + replay
                                : !prometheus.empty() ? "prometheus " + prometheus
-                                                     : "agent " + agent_url + " (findings only: the agent's series are not in its report)";
+                                                     : "agent " + agent_url;
     const std::string sim = diagnose::simulated_banner(report);
     out << report::html_report((sim.empty() ? "gpulens diagnose: " : "SIMULATED: gpulens diagnose: ") + source,
                                report::diagnose_report_data(report, plots, source), sim);

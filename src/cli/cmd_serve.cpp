@@ -12,9 +12,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "agent/runtime.h"
 #include "cli/command.h"
 #include "cli/reload.h"
-#include "cli/serve_hooks.h"
 #include "cli/setup.h"
 #include "cli/config.h"
 #include "server/web_security.h"
@@ -70,6 +70,17 @@ struct ServeFlags {
   }
 };
 
+// Every remote_write.* key, through the one key table.
+bool same_remote_write(const RemoteWriteConfig& a, const RemoteWriteConfig& b) {
+  AgentConfig x, y;
+  x.remote_write = a;
+  y.remote_write = b;
+  for (const ConfigKey& k : config_keys()) {
+    if (k.key.starts_with("remote_write.") && k.show(x) != k.show(y)) return false;
+  }
+  return true;
+}
+
 void configure_log(const AgentConfig& c) {
   log::Options log_options;
   log::parse_level(c.log.level, log_options.level);
@@ -78,7 +89,8 @@ void configure_log(const AgentConfig& c) {
 }
 
 // SIGHUP: what changed is applied or named; `running` becomes what runs.
-void reload(const ServeFlags& flags, AgentConfig& running, Agent& agent, ServeExtras& extras) {
+void reload(const ServeFlags& flags, AgentConfig& running, AgentRuntime& runtime) {
+  Agent& agent = runtime.agent();
   // The web config (TLS, users, headers) is re-read on every SIGHUP; a bad
   // one keeps the running one.
   if (Status s = agent.reload_web_config(); !s) {
@@ -93,7 +105,12 @@ void reload(const ServeFlags& flags, AgentConfig& running, Agent& agent, ServeEx
     return;
   }
   ReloadPlan plan = plan_reload(running, *fresh);
-  if (Status s = extras.apply(plan.next); !s) {
+  // A remote_write section that differs starts a new writer and stops the old one.
+  std::optional<RemoteWriteOptions> remote_write;
+  if (!same_remote_write(plan.next.remote_write, running.remote_write)) {
+    remote_write = runtime_settings(plan.next, runtime.host()).remote_write;
+  }
+  if (Status s = runtime.apply(plan.next.diagnose, plan.next.profile_on, remote_write); !s) {
     log::warn("reload", {{"signal", "SIGHUP"}, {"file", file}, {"result", "kept the running configuration"},
                          {"reason", s.message()}});
     return;
@@ -201,13 +218,13 @@ int run_serve(int argc, char** argv) {
     (*agent)->prefill(*d);
     std::cerr << "gpulens: history prefilled with " << format_duration(*d) << " of simulated samples (virtual clock)\n";
   }
-  AgentHooks hooks;
-  auto extras = add_serve_extras(**agent, *config, hooks);
-  if (!extras) {
-    std::cerr << "gpulens serve: " << extras.status().message() << "\n";
+  RuntimeSettings settings = runtime_settings(*config, agent_host(**agent));
+  auto runtime = AgentRuntime::create(std::move(*agent), std::move(settings));
+  if (!runtime) {
+    std::cerr << "gpulens serve: " << runtime.status().message() << "\n";
     return kExitUsage;
   }
-  if (Status s = (*agent)->start(std::move(hooks)); !s) {
+  if (Status s = (*runtime)->start(); !s) {
     std::cerr << "gpulens serve: " << s.message() << "\n";
     return kExitFailure;
   }
@@ -227,7 +244,7 @@ int run_serve(int argc, char** argv) {
   for (;;) {
     sigwait(&stop_signals, &sig);
     if (sig != SIGHUP) break;
-    reload(flags, *config, **agent, **extras);
+    reload(flags, *config, **runtime);
   }
   // Bounded: the listener and the sources stop at once (requests in flight
   // are cut), remote_write flushes for at most remote_write.flush_timeout.
@@ -236,8 +253,7 @@ int run_serve(int argc, char** argv) {
                          {"bound", format_duration(config->remote_write.url.empty()
                                                        ? 0
                                                        : config->remote_write.flush_timeout_ms) + " + 1s"}});
-  (*agent)->stop();
-  (*extras)->stop();
+  (*runtime)->stop();
   log::info("stopped", {{"took", std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                                                     std::chrono::steady_clock::now() - t0).count()) + "ms"}});
   return kExitOk;

@@ -1,7 +1,6 @@
 // `gpulens snapshot`: one look at every GPU through the three layers and
 // health, in the terminal (a better nvidia-smi) or as JSON. Reads a running
 // agent's /api/v1/current with --url, else collects locally.
-#include <simdjson.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +16,7 @@
 #include "cli/command.h"
 #include "cli/setup.h"
 #include "cli/snapshot_processes.h"
+#include "cli/snapshot_values.h"
 #include "model/series.h"
 #include "sources/sim/scenario.h"
 #include "top/service_lines.h"
@@ -45,20 +45,25 @@ std::string pct(double v) {
 
 struct Gpu {
   std::string index, uuid, name;
-  std::map<std::string, double, std::less<>> fields;
-  std::vector<top::NodeSeries> series;  // the same, labels as data
+  std::vector<top::NodeSeries> series;  // labels as data, in the agent's order
+  // The label-free series `k`; nullptr when absent.
+  const top::NodeSeries* find(std::string_view k) const {
+    for (const top::NodeSeries& s : series) {
+      if (s.name == k && s.labels.empty() && s.part == HistogramPart::kNone) return &s;
+    }
+    return nullptr;
+  }
   double get(std::string_view k, double missing = -1) const {
-    auto it = fields.find(k);
-    return it == fields.end() ? missing : it->second;
+    const top::NodeSeries* s = find(k);
+    return s == nullptr ? missing : s->value;
   }
   // Largest value of `name` over all its label sets (pushed series carry a
   // pid); `missing` when none.
   double max_of(std::string_view metric, double missing = -1) const {
     double best = missing;
-    for (auto it = fields.lower_bound(metric); it != fields.end() && it->first.starts_with(metric); ++it) {
-      const std::string_view k = it->first;
-      if (k.size() != metric.size() && k[metric.size()] != '{') continue;
-      if (best == missing || it->second > best) best = it->second;
+    for (const top::NodeSeries& s : series) {
+      if (s.name != metric || s.part != HistogramPart::kNone) continue;
+      if (best == missing || s.value > best) best = s.value;
     }
     return best;
   }
@@ -244,48 +249,22 @@ int widest(const std::vector<std::string>& lines) {
   return w;
 }
 
-// Renders the table from the JSON document (the same one the API serves).
-// `note` (may be empty) is printed under the simulated-data banner.
 // The service lines (top/service_lines.h) from the node's series.
-std::vector<std::string> serving_lines(simdjson::dom::element doc, size_t gpu_count) {
-  simdjson::dom::element node;
-  if (doc["node"].get(node)) return {};
-  std::vector<std::string> out = top::service_lines(top::entity_series(node), gpu_count);
+std::vector<std::string> serving_lines(const SnapshotSeries& node, size_t gpu_count) {
+  std::vector<std::string> out = top::service_lines(node, gpu_count);
   for (std::string& l : out) l = "  " + l;
   return out;
 }
 
-int print_table(const std::string& json, bool colour, int width, const std::string& note, std::ostream& out) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (parser.parse(json).get(doc)) {
-    std::cerr << "gpulens snapshot: the agent answered something that is not JSON\n";
-    return kExitFailure;
-  }
+// Renders the table from the agent's values. `note` (may be empty) is
+// printed under the simulated-data banner.
+int print_table(const SnapshotValues& values, bool colour, int width, const std::string& note, std::ostream& out) {
   std::vector<Gpu> gpus;
-  simdjson::dom::array arr;
-  if (doc["gpus"].get_array().get(arr)) {
-    std::cerr << "gpulens snapshot: no \"gpus\" in the agent's answer\n";
-    return kExitFailure;
-  }
-  for (auto g : arr) {
-    Gpu gpu;
-    std::string_view sv;
-    if (!g["gpu"].get_string().get(sv)) gpu.index = sv;
-    if (!g["uuid"].get_string().get(sv)) gpu.uuid = sv;
-    if (!g["name"].get_string().get(sv)) gpu.name = sv;
-    simdjson::dom::object fields;
-    if (!g["fields"].get_object().get(fields)) {
-      for (auto kv : fields) {
-        double v = 0;
-        if (!kv.value.get_double().get(v)) gpu.fields.emplace(std::string(kv.key), v);
-      }
-    }
-    gpu.series = top::entity_series(g);
+  for (const SnapshotGpu& g : values.gpus) {
+    Gpu gpu{.index = g.index, .uuid = g.uuid, .name = g.name, .series = g.series};
     gpus.push_back(std::move(gpu));
   }
-  bool simulated = false;
-  if (doc["simulated"].get_bool().get(simulated)) simulated = false;
+  const bool simulated = values.simulated;
   const char* red = colour ? "\033[31m" : "";
   const char* yellow = colour ? "\033[33m" : "";
   const char* dim = colour ? "\033[2m" : "";
@@ -294,13 +273,7 @@ int print_table(const std::string& json, bool colour, int width, const std::stri
   if (!note.empty()) out << note << "\n";
   if (gpus.empty()) {
     std::string sources;
-    simdjson::dom::array srcs;
-    if (!doc["sources"].get_array().get(srcs)) {
-      for (auto src : srcs) {
-        std::string_view n;
-        if (!src["name"].get_string().get(n) && n != "gpulens") sources += (sources.empty() ? "" : ", ") + std::string(n);
-      }
-    }
+    for (const auto& n : values.sources) sources += (sources.empty() ? "" : ", ") + n;
     out << "no GPUs: the sources (" << sources << ") report none; --format json shows the node's values\n";
     return kExitOk;
   }
@@ -322,10 +295,10 @@ int print_table(const std::string& json, bool colour, int width, const std::stri
     char link[40] = "-";
     if (gen >= 0) std::snprintf(link, sizeof link, "G%gx%g", gen, width_x);
     std::string throttle;
-    for (const auto& [k, v] : g.fields) {
-      if (k.starts_with("gpu_clock_event_active{") && v > 0 && k.find("gpu_idle") == std::string::npos) {
-        auto q = k.find('"');
-        throttle += (throttle.empty() ? "" : ",") + k.substr(q + 1, k.rfind('"') - q - 1);
+    for (const top::NodeSeries& s : g.series) {
+      const std::string_view reason = s.labels.get("reason");
+      if (s.name == "gpu_clock_event_active" && s.value > 0 && !reason.empty() && reason != "gpu_idle") {
+        throttle += (throttle.empty() ? "" : ",") + std::string(reason);
       }
     }
     const double temp = g.get("gpu_temperature_celsius");
@@ -343,8 +316,8 @@ int print_table(const std::string& json, bool colour, int width, const std::stri
                 {rxtx, ""},
                 {link, ""},
                 {pct(g.get("gpu_nvlink_bandwidth_util_ratio")), ""},
-                {g.fields.count("gpu_power_watts") ? format("%.0fW", g.get("gpu_power_watts")) : "-", ""},
-                {g.fields.count("gpu_temperature_celsius") ? format("%3.0fC", temp) : "   -", temp > 80 ? red : ""},
+                {g.find("gpu_power_watts") ? format("%.0fW", g.get("gpu_power_watts")) : "-", ""},
+                {g.find("gpu_temperature_celsius") ? format("%3.0fC", temp) : "   -", temp > 80 ? red : ""},
                 {throttle.empty() ? "ok" : throttle, throttle.empty() ? dim : red}};
     rows.push_back(std::move(r));
   }
@@ -364,7 +337,7 @@ int print_table(const std::string& json, bool colour, int width, const std::stri
     out << "in-process allocators (pushed):\n";
     for (const auto& l : pushed) out << l << "\n";
   }
-  if (const auto lines = serving_lines(doc, gpus.size()); !lines.empty()) {
+  if (const auto lines = serving_lines(values.node, gpus.size()); !lines.empty()) {
     out << "serving engines:\n";
     for (const auto& l : lines) out << l << "\n";
   }
@@ -387,7 +360,8 @@ int run_snapshot(int argc, char** argv) {
   app.add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}));
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
-  std::string json, note;
+  std::string json, note;  // json: the --url answer
+  SnapshotValues values;    // a local snapshot's, read from its agent
   std::string proc_root = "/proc";  // where the GPU processes' user and command are read
   std::unique_ptr<Agent> local;  // kept for the findings under the table
   int64_t last_ms = 0;            // its last sample's time
@@ -451,7 +425,8 @@ int run_snapshot(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(config->interval_ms, 1000)));
       (*agent)->collect_once(wall_ms());
     }
-    json = (*agent)->current_json();
+    if (format == "json") json = (*agent)->current_json();
+    else values = snapshot_values(**agent);
     local = std::move(*agent);
     last_ms = std::max(last_ms, wall_ms());
     thresholds = config->diagnose;
@@ -464,12 +439,22 @@ int run_snapshot(int argc, char** argv) {
   // The whole screen is written at once through the terminal rule: names,
   // labels and findings from the agent (pushed or scraped strings among
   // them) cannot carry escape sequences to the terminal.
+  if (!url.empty()) {
+    auto parsed = parse_snapshot_values(json);
+    if (!parsed) {
+      std::cerr << "gpulens snapshot: the agent answered something that is not JSON\n";
+      return kExitFailure;
+    }
+    values = std::move(*parsed);
+  }
   std::ostringstream screen;
-  print_snapshot_header(json, screen);
+  print_snapshot_header(values, screen);
   // The width to fit: COLUMNS, else the terminal's; none for a pipe.
   const int width = output_width(STDOUT_FILENO);
-  const int rc = print_table(json, isatty(STDOUT_FILENO), width, note, screen);
-  if (rc == kExitOk) print_snapshot_processes(json, proc_root, screen);
+  int rc = kExitFailure;
+  if (!values.has_gpus) std::cerr << "gpulens snapshot: no \"gpus\" in the agent's answer\n";
+  else rc = print_table(values, isatty(STDOUT_FILENO), width, note, screen);
+  if (rc == kExitOk) print_snapshot_processes(values, proc_root, screen);
   if (rc == kExitOk) print_snapshot_findings(url, local.get(), last_ms, thresholds, isatty(STDOUT_FILENO), screen);
   std::cout << fit_lines(terminal_safe(screen.str(), kTerminalLayout), width);
   return rc;

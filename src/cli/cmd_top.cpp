@@ -17,7 +17,6 @@
 
 #include "cli/agent_findings.h"
 #include "cli/command.h"
-#include "cli/serve_hooks.h"
 #include "cli/setup.h"
 #include "top/terminal.h"
 #include "top/top_model.h"
@@ -98,8 +97,7 @@ int run_top(int argc, char** argv) {
 
   Fetch fetch;
   std::string origin;
-  std::unique_ptr<Agent> local;
-  std::unique_ptr<ServeExtras> extras;
+  std::unique_ptr<AgentRuntime> local;
   HttpClient client({.timeout_ms = 5000, .max_body_bytes = 16u << 20});
   // The local agent's last log line, shown in the footer for 10 s.
   struct LastLog {
@@ -157,22 +155,21 @@ int run_top(int argc, char** argv) {
       }
       (*agent)->prefill(*d);
     }
-    AgentHooks hooks;
-    auto ex = add_serve_extras(**agent, *config, hooks);
-    if (!ex) {
+    RuntimeSettings settings = runtime_settings(*config, agent_host(**agent));
+    auto runtime = AgentRuntime::create(std::move(*agent), std::move(settings));
+    if (!runtime) {
       log::set_sink(nullptr);
-      std::cerr << "gpulens top: " << ex.status().message() << "\n";
+      std::cerr << "gpulens top: " << runtime.status().message() << "\n";
       return kExitUsage;
     }
-    extras = std::move(*ex);
-    if (Status s = (*agent)->start(std::move(hooks)); !s) {
+    if (Status s = (*runtime)->start(); !s) {
       log::set_sink(nullptr);
       std::cerr << "gpulens top: " << s.message() << "\n";
       return kExitFailure;
     }
-    local = std::move(*agent);
+    local = std::move(*runtime);
     origin = "local sources";
-    Agent* a = local.get();
+    Agent* a = &local->agent();
     fetch = [a](const std::string& target) -> Result<std::string> {
       const size_t q = target.find('?');
       ServerRequest req;
@@ -187,7 +184,6 @@ int run_top(int argc, char** argv) {
   }
   auto stop_local = [&] {
     if (local) local->stop();
-    if (extras) extras->stop();
     log::set_sink(nullptr);
   };
 
@@ -200,7 +196,7 @@ int run_top(int argc, char** argv) {
     if (const char* c = std::getenv("COLUMNS"); c && std::atoi(c) >= 40) view.width = std::atoi(c);
     view.colour = isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
     // Local sources: a second sample first, for the rates.
-    if (local) std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(local->interval_ms(), 1000) + 100));
+    if (local) std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(local->agent().interval_ms(), 1000) + 100));
     std::string problem;
     const Status s = refresh(fetch, model, spark_points(view.width), problem);
     stop_local();

@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/profile_trigger.h"
+#include "agent/profile_trigger.h"
 #include "diagnose/thresholds.h"
 #include "rules/options.h"
 #include "sources/options.h"

@@ -413,7 +413,7 @@ std::vector<ConfigKey> diagnose_keys() {
     };
     out.push_back(std::move(k));
   }
-  // Captures triggered by the diagnosis (cli/profile_trigger.h, docs/profiling.md).
+  // Captures triggered by the diagnosis (agent/profile_trigger.h, docs/profiling.md).
   using enum KeyType;
   ConfigKey on = key("diagnose.profile_on", kList, FIELD(profile_on.causes),
                      "findings of these causes capture inside their GPU's process when it runs gpulens_client "

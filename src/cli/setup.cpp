@@ -109,4 +109,23 @@ Result<std::unique_ptr<Agent>> make_agent(const AgentConfig& config, AgentOption
   return agent;
 }
 
+RuntimeSettings runtime_settings(const AgentConfig& config, const std::string& host) {
+  RuntimeSettings settings{.diagnose = config.diagnose, .profile_on = config.profile_on, .remote_write = {}};
+  const RemoteWriteConfig& c = config.remote_write;
+  RemoteWriteOptions& o = settings.remote_write;
+  o.url = c.url;
+  o.interval_ms = c.interval_ms > 0 ? c.interval_ms : config.interval_ms;
+  o.external_labels = {{"instance", host}, {"job", c.job}};
+  o.queue_max_samples = static_cast<size_t>(c.queue_max_samples);
+  o.max_samples_per_send = static_cast<size_t>(c.max_samples_per_send);
+  o.timeout_ms = c.timeout_ms;
+  o.min_backoff_ms = c.min_backoff_ms;
+  o.max_backoff_ms = c.max_backoff_ms;
+  o.flush_timeout_ms = c.flush_timeout_ms;
+  const HttpClientOptions client = c.client.options(c.timeout_ms);
+  o.tls = client.tls;
+  o.auth = client.auth;
+  return settings;
+}
+
 }  // namespace gpulens::cli

@@ -10,7 +10,8 @@
 
 #include "cli/config.h"
 #include "cli/config_flags.h"
-#include "server/agent.h"
+#include "agent/agent.h"
+#include "agent/runtime.h"
 
 namespace gpulens::cli {
 
@@ -33,5 +34,10 @@ struct CommonFlags {
 // silent stand-in. Notes of sources that did not open go to stderr unless
 // `quiet`.
 Result<std::unique_ptr<Agent>> make_agent(const AgentConfig& config, AgentOptions options, bool quiet);
+
+// What the agent runtime hosts beside the agent (serve, and top over local
+// sources): the diagnosis thresholds, profile_on and remote_write's options
+// (url empty: off; `host` is its instance label).
+RuntimeSettings runtime_settings(const AgentConfig& config, const std::string& host);
 
 }  // namespace gpulens::cli

@@ -2,7 +2,6 @@
 #include "cli/snapshot_processes.h"
 
 #include <pwd.h>
-#include <simdjson.h>
 
 #include <cstdio>
 #include <ctime>
@@ -71,15 +70,8 @@ ProcessInfo read_process_info(const std::string& proc_root, unsigned pid) {
   return info;
 }
 
-void print_snapshot_header(const std::string& json, std::ostream& out) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (parser.parse(json).get(doc)) return;
-  std::string_view host, driver, cuda, time;
-  if (doc["host"]["name"].get_string().get(host)) host = {};
-  if (doc["host"]["driver"].get_string().get(driver)) driver = {};
-  if (doc["host"]["cuda"].get_string().get(cuda)) cuda = {};
-  if (doc["time"].get_string().get(time)) time = {};
+void print_snapshot_header(const SnapshotValues& values, std::ostream& out) {
+  const std::string_view host = values.host, driver = values.driver, cuda = values.cuda, time = values.time;
   std::string when = "-";
   if (!time.empty()) {
     const std::time_t t = static_cast<std::time_t>(std::strtoll(std::string(time).c_str(), nullptr, 10));
@@ -91,28 +83,18 @@ void print_snapshot_header(const std::string& json, std::ostream& out) {
       << "\n";
 }
 
-void print_snapshot_processes(const std::string& json, const std::string& proc_root, std::ostream& out) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (parser.parse(json).get(doc)) return;
-  bool simulated = false;
-  if (doc["simulated"].get_bool().get(simulated)) simulated = false;
-  const std::string root = simulated ? std::string() : proc_root;  // simulated pids are no one's
-  simdjson::dom::array gpus;
-  if (doc["gpus"].get_array().get(gpus)) return;
+void print_snapshot_processes(const SnapshotValues& values, const std::string& proc_root, std::ostream& out) {
+  const std::string root = values.simulated ? std::string() : proc_root;  // simulated pids are no one's
   std::vector<ProcessRow> rows;
   bool mig = false;
-  for (auto g : gpus) {
-    std::string_view index;
-    if (g["gpu"].get_string().get(index)) continue;
-    // The GPU's series, labels as data (top/service_lines.h); the SM share
-    // of a process has the same labels as its memory.
-    const std::vector<top::NodeSeries> series = top::entity_series(g);
+  for (const SnapshotGpu& g : values.gpus) {
+    const std::string& index = g.index;
+    // The SM share of a process has the same labels as its memory.
     std::map<Labels, double> sm;
-    for (const top::NodeSeries& s : series) {
+    for (const top::NodeSeries& s : g.series) {
       if (s.name == "gpu_process_sm_util_ratio") sm.emplace(s.labels, s.value);
     }
-    for (const top::NodeSeries& s : series) {
+    for (const top::NodeSeries& s : g.series) {
       if (s.name != "gpu_process_memory_used_bytes") continue;
       const Labels& l = s.labels;
       ProcessRow r;

@@ -70,6 +70,9 @@ struct Evidence {
   double value = 0;      // mean over the time the cause held
   double threshold = 0;
   std::string detail;    // facts that are not numbers ("pid 4104 may run on NUMA node(s) 0"); may be empty
+  // The signal over the window, bounded (evidence_series.h); empty: not
+  // attached, or a fact with no series.
+  Series series;
 };
 
 // Why a finding is a consequence, not a cause (explain.h); empty cause: a root.

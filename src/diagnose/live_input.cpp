@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "diagnose/evidence_series.h"
 #include "diagnose/mapping.h"
 
 namespace gpulens::diagnose {
@@ -79,7 +80,10 @@ SignalSet signals_from_history(const SeriesRegistry& registry, const History& hi
 
 Report diagnose_live(const SeriesRegistry& registry, const History& history, int64_t now_ms,
                      const Thresholds& thresholds, int64_t window_ms, const std::string& host) {
-  return diagnose(signals_from_history(registry, history, now_ms - window_ms, now_ms, host), thresholds);
+  const SignalSet set = signals_from_history(registry, history, now_ms - window_ms, now_ms, host);
+  Report report = diagnose(set, thresholds);
+  attach_evidence_series(set, report);  // the web page draws them from /api/v1/findings
+  return report;
 }
 
 }  // namespace gpulens::diagnose

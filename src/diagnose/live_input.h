@@ -3,7 +3,8 @@
 // The agent keeps every series in a bounded History (counters already as
 // per-second rates); this builds the SignalSet of the last `window_ms` from
 // it, through the same name mapping as recordings (gpulens' native names),
-// and runs the engine. The HTTP server calls diagnose_live() for its JSON API
+// and runs the engine; the report carries each evidence's series
+// (evidence_series.h). The agent calls diagnose_live() for its JSON API
 // and renders report_json() / report_text().
 //
 //   Report r = diagnose_live(registry, history, now_ms, thresholds);

@@ -169,6 +169,20 @@ std::string report_json(const Report& r) {
             o += ",\"detail\":";
             json_string(o, fi.evidence[e].detail);
           }
+          // The signal over the window (evidence_series.h): times in ms, values.
+          if (const Series& s = fi.evidence[e].series; !s.empty()) {
+            o += ",\"series\":{\"t\":[";
+            for (size_t k = 0; k < s.size(); ++k) {
+              if (k) o += ',';
+              o += std::to_string(s[k].t_ms);
+            }
+            o += "],\"v\":[";
+            for (size_t k = 0; k < s.size(); ++k) {
+              if (k) o += ',';
+              json_number(o, s[k].v);
+            }
+            o += "]}";
+          }
           o += '}';
         }
         o += "],\"action\":";

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "diagnose/evidence_series.h"
 #include "util/duration.h"
 
 namespace gpulens::diagnose {
@@ -51,7 +52,20 @@ Finding finding_of(element f) {
   out.waste_gpu_seconds = std::isfinite(waste) ? waste * 3600 : 0;
   simdjson::dom::array ev;
   if (!f["evidence"].get(ev)) {
-    for (element e : ev) out.evidence.push_back({str(e, "signal"), number(e, "value"), number(e, "threshold"), str(e, "detail")});
+    for (element e : ev) {
+      out.evidence.push_back({str(e, "signal"), number(e, "value"), number(e, "threshold"), str(e, "detail")});
+      // Its series (evidence_series.h), as many points as the writer bounds them to.
+      simdjson::dom::array t, v;
+      if (e["series"]["t"].get(t) || e["series"]["v"].get(v)) continue;
+      Series& s = out.evidence.back().series;
+      auto ti = t.begin(), vi = v.begin();
+      for (; ti != t.end() && vi != v.end() && s.size() < kMaxEvidencePoints; ++ti, ++vi) {
+        int64_t at = 0;
+        double value = 0;
+        if ((*ti).get(at) || (*vi).get(value)) continue;  // null: not a number there
+        s.push_back({at, value});
+      }
+    }
   }
   element by;
   if (!f["explained_by"].get(by) && by.is_object()) out.explained_by = {str(by, "cause"), str(by, "gpu"), str(by, "why"), str(by, "host")};

@@ -1,18 +1,16 @@
 // Every evidence signal the diagnosis can emit (diagnose/evidence_names.h)
 // has its chart in the HTML report, from the signal the rule judged and in
-// the unit of the evidence's threshold, and an entry in the web page's
-// EVIDENCE table (web/src/app.js; the browser test web_page draws some).
+// the unit of the evidence's threshold; the findings JSON carries the same
+// series for the web page (the browser test web_page draws some).
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <regex>
 #include <set>
-#include <sstream>
 
 #include "diagnose/engine.h"
 #include "diagnose/evidence_names.h"
-#include "diagnose/mapping.h"
+#include "diagnose/evidence_series.h"
+#include "diagnose/report.h"
 #include "model/pcie.h"
 #include "report/html_report.h"
 
@@ -81,7 +79,7 @@ TEST(EvidenceCharts, EveryEvidenceNameHasASeriesInTheReport) {
       EXPECT_FALSE(charted.contains(std::string(name))) << name;
     } else {
       EXPECT_TRUE(charted.contains(std::string(name))) << "no chart for the evidence " << name
-                                                       << ": map it in evidence_series (html_report.cpp)";
+                                                       << ": map it in judged_series (diagnose/evidence_series.cpp)";
     }
   }
 }
@@ -114,60 +112,47 @@ TEST(EvidenceCharts, SeriesAreTheJudgedSignals) {
   EXPECT_DOUBLE_EQ(first("pcie_util"), std::max(gpu(GpuSig::kPcieRxUtil), gpu(GpuSig::kPcieTxUtil)));
 }
 
-std::string app_js() {
-  std::ifstream in(std::string(GPULENS_SOURCE_DIR) + "/web/src/app.js");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The keys of app.js's EVIDENCE table (one per line, "    name: ...").
-std::set<std::string> web_evidence_keys() {
-  const std::string js = app_js();
-  const size_t from = js.find("const EVIDENCE = {");
-  const size_t to = js.find("\n  };", from);
-  if (from == std::string::npos || to == std::string::npos) return {};
-  const std::string table = js.substr(from, to - from);
-  std::set<std::string> keys;
-  const std::regex key(R"(\n    ([a-z0-9_]+): )");
-  for (auto it = std::sregex_iterator(table.begin(), table.end(), key); it != std::sregex_iterator(); ++it) {
-    keys.insert((*it)[1]);
+// The findings JSON (/api/v1/findings, diagnose --format json) carries the
+// same series, bounded: the web page draws them instead of recomputing them.
+TEST(EvidenceCharts, TheFindingsJsonCarriesEachSeriesBounded) {
+  // Two hours at one point a second: far more than a chart's points.
+  diagnose::SignalSet set;
+  set.from_ms = 0;
+  set.to_ms = 7'200'000;
+  diagnose::HostSignals h;
+  h.name = "node-a";
+  diagnose::GpuSignals g;
+  g.index = "0";
+  for (int64_t t = 0; t <= set.to_ms; t += 1000) {
+    g.sigs[static_cast<size_t>(GpuSig::kTemperature)].push_back({t, t < 3'600'000 ? 60.0 : 90.0});
   }
-  return keys;
-}
-
-TEST(EvidenceCharts, EveryEvidenceNameIsInTheWebPagesTable) {
-  const std::set<std::string> keys = web_evidence_keys();
-  ASSERT_FALSE(keys.empty()) << "no EVIDENCE table in web/src/app.js";
-  for (std::string_view name : diagnose::kEvidenceNames) {
-    EXPECT_TRUE(keys.contains(std::string(name)))
-        << "web/src/app.js EVIDENCE has no entry for the evidence " << name
-        << " (its series, or null: shown as text)";
-  }
-  for (const std::string& k : keys) EXPECT_TRUE(diagnose::is_evidence_name(k)) << "EVIDENCE." << k << ": no rule emits it";
-}
-
-// The page's copies of two tables the diagnosis uses: the per-lane PCIe
-// rates (model/pcie.h) and the interfaces the NIC signals leave out
-// (diagnose::non_ethernet_prefixes()).
-TEST(EvidenceCharts, TheWebPagesTablesAreTheDiagnosis) {
-  const std::string js = app_js();
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(js, m, std::regex(R"(const PCIE_LANE = \[([^\]]*)\];)"))) << "no PCIE_LANE in app.js";
-  std::vector<double> lanes;
-  const std::string list = m[1];
-  const std::regex number(R"([0-9.e]+)");
-  for (auto it = std::sregex_iterator(list.begin(), list.end(), number); it != std::sregex_iterator(); ++it) {
-    lanes.push_back(std::stod((*it)[0]));
-  }
-  ASSERT_EQ(lanes.size(), 7u) << list;
-  for (int gen = 0; gen < 7; ++gen) {  // the page rounds to 0.1 MB/s
-    EXPECT_NEAR(lanes[gen], pcie_lane_bytes_per_second(gen), 0.05e6) << "Gen" << gen;
-  }
-  ASSERT_TRUE(std::regex_search(js, m, std::regex(R"(const ethernet = .*/\^\(([a-z|]+)\)/)"))) << "no ethernet filter in app.js";
-  std::string want;
-  for (std::string_view p : diagnose::non_ethernet_prefixes()) want += (want.empty() ? "" : "|") + std::string(p);
-  EXPECT_EQ(std::string(m[1]), want);
+  h.gpus.push_back(std::move(g));
+  set.hosts.push_back(std::move(h));
+  diagnose::Report r = every_evidence();
+  r.hosts[0].gpus[0].findings[0].evidence = {{"temperature", 90, 85, ""}, {"gpu_topology_path", 4, 3, "path SYS"}};
+  diagnose::attach_evidence_series(set, r);
+  const auto& ev = r.hosts[0].gpus[0].findings[0].evidence;
+  ASSERT_FALSE(ev[0].series.empty());
+  EXPECT_LE(ev[0].series.size(), diagnose::kMaxEvidencePoints);
+  EXPECT_GE(ev[0].series.size(), diagnose::kMaxEvidencePoints - 1);
+  EXPECT_EQ(ev[0].series.front().v, 60);  // bucket means of the signal
+  EXPECT_EQ(ev[0].series.back().v, 90);
+  EXPECT_TRUE(ev[1].series.empty());  // a fact: no series
+  // The HTML report's plot is the same series.
+  EvidencePlots plots;
+  add_evidence_plots(set, r, plots);
+  ASSERT_EQ(plots.size(), 1u);
+  EXPECT_EQ(plots[0].points.size(), ev[0].series.size());
+  const std::string json = diagnose::report_json(r);
+  const size_t at = json.find("\"signal\":\"temperature\"");
+  ASSERT_NE(at, std::string::npos) << json;
+  const size_t series = json.find("\"series\":{\"t\":[0,", at);
+  ASSERT_NE(series, std::string::npos) << json.substr(at, 200);
+  EXPECT_LT(series, json.find("\"signal\":\"gpu_topology_path\""));
+  EXPECT_NE(json.find("],\"v\":[60,", series), std::string::npos);
+  EXPECT_LT(json.size(), 40'000u);  // 600 times and values, not 7200
+  // The topology fact carries no series.
+  EXPECT_EQ(json.find("\"series\"", json.find("\"signal\":\"gpu_topology_path\"")), std::string::npos);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "diagnose/engine.h"
+#include "diagnose/evidence_series.h"
 #include "diagnose/signals.h"
 
 namespace gpulens::report {
@@ -38,19 +39,22 @@ std::string html_report(std::string_view title, std::string_view data_json, std:
 std::string json_for_script(std::string_view json);
 
 // One finding's evidence signal over the window, at most kMaxPlotPoints
-// points (bucket means).
+// points (bucket means; diagnose/evidence_series.h computes them).
 struct EvidencePlot {
   std::string host, gpu, cause, signal;
   double threshold = 0;
   diagnose::Series points;
 };
 using EvidencePlots = std::vector<EvidencePlot>;
-inline constexpr size_t kMaxPlotPoints = 600;
+inline constexpr size_t kMaxPlotPoints = diagnose::kMaxEvidencePoints;
 
 // Adds the plots of every finding of `report` whose host is in `set` (call
 // once per batch with that batch's signals and report). Evidence without a
 // series (topology facts, a link generation never sampled) is left out.
 void add_evidence_plots(const diagnose::SignalSet& set, const diagnose::Report& report, EvidencePlots& out);
+// The plots of the series `report` carries (an agent's /api/v1/findings,
+// read back by report_parse.h).
+void add_evidence_plots(const diagnose::Report& report, EvidencePlots& out);
 
 // {"kind":"diagnose","source":...,"report":<report_json>,"evidence":[...]}
 std::string diagnose_report_data(const diagnose::Report& report, const EvidencePlots& plots, std::string_view source);

@@ -7,7 +7,6 @@
 
 #include "export/exposition.h"
 #include "export/recording.h"
-#include "server/agent.h"
 #include "server/labels_json.h"
 #include "server/query.h"
 #include "util/duration.h"
@@ -45,7 +44,7 @@ Result<int64_t> int_param(const Query& q, std::string_view name) {
   return out;
 }
 
-void history_json(Agent& agent, const ServerRequest& req, ServerResponse& res) {
+void history_json(const HistoryView& agent, const ServerRequest& req, ServerResponse& res) {
   auto q = parse_query(req.query, {"series", "gpu", "range", "step"});
   if (!q) return refuse(res, 400, q.status().message());
   if (q->get("series").empty()) {
@@ -172,7 +171,7 @@ void history_json(Agent& agent, const ServerRequest& req, ServerResponse& res) {
   res.content_type = "application/json";
 }
 
-void export_openmetrics(Agent& agent, const ServerRequest& req, ServerResponse& res) {
+void export_openmetrics(const HistoryView& agent, const ServerRequest& req, ServerResponse& res) {
   auto q = parse_query(req.query, {"from", "to"});
   if (!q) return refuse(res, 400, q.status().message());
   if (!q->has("from") || !q->has("to")) return refuse(res, 400, "from and to: required, Unix milliseconds");
@@ -244,7 +243,7 @@ void export_openmetrics(Agent& agent, const ServerRequest& req, ServerResponse& 
 
 }  // namespace
 
-bool handle_history_routes(Agent& agent, const ServerRequest& req, ServerResponse& res) {
+bool handle_history_routes(const HistoryView& agent, const ServerRequest& req, ServerResponse& res) {
   if (req.path == "/api/v1/history") {
     history_json(agent, req, res);
     return true;

@@ -21,13 +21,34 @@
 // beyond the answer.
 #pragma once
 
+#include <cstdint>
+
+#include "model/series.h"
 #include "server/http_server.h"
+#include "store/history.h"
+#include "store/live.h"
 
 namespace gpulens {
 
-class Agent;
+// What the routes read: the agent's series, live values and history, and
+// its sampling interval (the agent hands its own; agent/agent.h).
+class HistoryView {
+ public:
+  HistoryView(SeriesRegistry& registry, LiveStore& live, History& history, int64_t interval_ms)
+      : registry_(registry), live_(live), history_(history), interval_ms_(interval_ms) {}
+  SeriesRegistry& registry() const { return registry_; }
+  LiveStore& live() const { return live_; }
+  History& history() const { return history_; }
+  int64_t interval_ms() const { return interval_ms_; }
+
+ private:
+  SeriesRegistry& registry_;
+  LiveStore& live_;
+  History& history_;
+  int64_t interval_ms_;
+};
 
 // Answers the routes above; false when `req.path` is not one of them.
-bool handle_history_routes(Agent& agent, const ServerRequest& req, ServerResponse& res);
+bool handle_history_routes(const HistoryView& agent, const ServerRequest& req, ServerResponse& res);
 
 }  // namespace gpulens

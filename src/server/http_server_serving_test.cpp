@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "server/agent.h"
+#include "agent/agent.h"
 #include "server/http_server.h"
 #include "server/out_queue.h"
 #include "sources/sim/sim_source.h"

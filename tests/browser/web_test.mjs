@@ -50,6 +50,14 @@ try {
   const temp = ev.find((e) => e.signal === "temperature");
   if (!temp) fail("no temperature evidence chart: " + JSON.stringify(ev));
   if (!temp.legend.includes("threshold") || temp.threshold !== "80") fail("the evidence chart lacks its threshold: " + JSON.stringify(temp));
+  // The chart is the series the agent judged, sent with the finding: times
+  // and values, bounded (600 points), not recomputed from the history.
+  const judged = (await (await page.request.get(base + "/api/v1/findings")).json()).hosts[0].gpus
+    .find((g) => String(g.gpu) === "5").findings[0].evidence.find((e) => e.signal === "temperature");
+  const js = judged && judged.series;
+  if (!js || !js.t.length || js.t.length !== js.v.length || js.t.length > 600 || !js.v.some((v) => v >= 80)) {
+    fail("the temperature evidence carries no bounded series over its threshold: " + JSON.stringify(js).slice(0, 200));
+  }
   // A range button re-reads the history.
   await page.click('[data-range="5m"]');
   await page.waitForSelector('[data-range="5m"][aria-pressed="true"]', { timeout: 10000 });
@@ -116,13 +124,15 @@ try {
   await page.unroute(currentUrl);
   await page.unroute("**/api/v1/findings");
 
-  // Evidence from the node's series (CPU busy computed from CPU seconds by
-  // mode, PSI) and the GPU's is charted; a fact with no series (the topology
-  // path) is shown as its value. The agent's answer, with such a finding added.
+  // Evidence of the host (CPU busy, PSI) and of the GPU is charted from the
+  // series its finding carries; a fact with no series (the topology path)
+  // is shown as its value. The agent's answer, with such a finding added.
   const withHost = await (await page.request.get(base + "/api/v1/findings")).json();
+  const ts = thermal.evidence.find((e) => e.signal === "temperature").series.t;
+  const series = (v) => ({ t: ts, v: ts.map(() => v) });
   withHost.hosts[0].gpus.find((g) => String(g.gpu) === "5").findings.push({ ...thermal, cause: "input_pipeline", evidence: [
-    { signal: "sm_active", value: 0.2, threshold: 0.5 }, { signal: "host_cpu_busy", value: 0.95, threshold: 0.9 },
-    { signal: "psi_cpu", value: 0.4, threshold: 0.3 },
+    { signal: "sm_active", value: 0.2, threshold: 0.5, series: series(0.2) }, { signal: "host_cpu_busy", value: 0.95, threshold: 0.9, series: series(0.95) },
+    { signal: "psi_cpu", value: 0.4, threshold: 0.3, series: series(0.4) },
     { signal: "gpu_topology_path", value: 4, threshold: 3, detail: "path SYS to GPU 4, both used by pid 42" }] });
   await page.route("**/api/v1/findings", (r) => r.fulfill({ json: withHost }));
   await page.goto(base + "/#/gpu/5", { waitUntil: "load" });
@@ -138,8 +148,8 @@ try {
 
   // SERVING_URL: an agent on the kernel-launch-bound-inference scenario,
   // whose kernel_launch finding judges the latency p99 the agent derives
-  // from its latency histogram; the page computes it from the buckets in
-  // the node's history (0.29 s there, against 0.17 s).
+  // from its latency histogram; the page draws the series the finding
+  // carries (0.29 s there, against 0.17 s).
   if (process.env.SERVING_URL) {
     await page.goto(process.env.SERVING_URL + "/#/gpu/0", { waitUntil: "load" });
     const sel = '#evidence .chart[data-signal="latency_p99"]';

@@ -50,6 +50,22 @@ g = {x["gpu"]: x for x in r["hosts"][0]["gpus"]}
 f = g["2"]["findings"][0]
 assert f["cause"] == "hardware_errors" and f["severity"] == "critical" and f["state"] == "firing", f
 assert f["explained_by"] is None, f
+# The evidence carries the series the agent judged, bounded (docs/diagnose.md#json).
+s = f["evidence"][0]["series"]
+assert f["evidence"][0]["signal"] == "last_xid" and 0 < len(s["t"]) == len(s["v"]) <= 600, f["evidence"]
+assert s["v"][-1] == 79 and s["t"] == sorted(s["t"]), s
+PY
+
+# The HTML report over an agent plots the series its findings carry.
+rc=0
+"$GPULENS" diagnose --agent "$url" --format html -o "$tmp/report.html" 2> "$tmp/err.txt" || rc=$?
+[[ $rc == 3 ]] || stack_fail "--agent html: exit $rc, want 3: $(cat "$tmp/err.txt")"
+python3 - "$tmp/report.html" <<'PY' || stack_fail "the HTML report over the agent plots nothing"
+import json, re, sys
+page = open(sys.argv[1]).read()
+data = json.loads(re.search(r'<script type="application/json" id="gpulens-data">(.*?)</script>', page, re.S).group(1))
+plots = [e for e in data["evidence"] if e["gpu"] == "2" and e["signal"] == "last_xid"]
+assert plots and plots[0]["v"] and plots[0]["v"][-1] == 79, data["evidence"][:2]
 PY
 
 rc=0

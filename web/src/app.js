@@ -9,49 +9,9 @@
   const gib = (b) => (b == null ? "–" : (b / 2 ** 30).toFixed(0));
   const getJSON = (url) => fetch(url).then((r) => { if (!r.ok) throw new Error(url + ": " + r.status); return r.json(); });
 
-  // Evidence signals of the diagnosis (every name in src/diagnose/
-  // evidence_names.h; a unit test checks that each is a key here), drawn
-  // from the agent's history: `series` are catalog names; `node` marks host
-  // series, read with gpu=node; several series of one name are combined by
-  // `agg` (mean, max or sum; `match` keeps those whose labels match), then
-  // `f` joins the columns point by point. `calc(get)` computes what needs
-  // the series' labels (per mode, per device). null: no chart, deliberately;
-  // the finding's evidence value is shown as text, as it is for any evidence
-  // whose series the history lacks.
-  const ratio = (a, b) => (a != null && b ? a / b : null);
-  const max2 = (a, b) => (a == null && b == null ? null : Math.max(a ?? 0, b ?? 0));
-  // Nominal PCIe bytes/s per lane by generation (src/model/pcie.cpp; report_test checks this copy).
-  const PCIE_LANE = [0, 250e6, 500e6, 984.6e6, 1969.2e6, 3938.5e6, 7562.5e6];
-  const pcieLink = (gen, width) => (PCIE_LANE[gen] && width > 0 ? PCIE_LANE[gen] * width : null);
-  // A history series' labels are an object ({"mode":"idle"}); `match`
-  // patterns read them as name="value" pairs in name order.
-  const label = (labels, k) => (labels || {})[k];
+  // A series' labels are an object ({"mode":"idle"}), as the API writes
+  // them; shown as name="value" pairs in name order.
   const labelText = (labels) => Object.keys(labels || {}).sort().map((k) => k + '="' + labels[k] + '"').join(",");
-  // CPU seconds per second by mode (their sum: the CPUs online).
-  const cpuShare = (get, busy) => {
-    const s = get("host_cpu_seconds_total");
-    if (!s.length) return null;
-    return s[0].values.map((_, i) => {
-      let total = 0, idle = 0, iow = 0;
-      for (const x of s) { const v = x.values[i]; if (v == null) continue; total += v; if (label(x.labels, "mode") === "idle") idle += v; if (label(x.labels, "mode") === "iowait") iow += v; }
-      return total > 0 ? (busy ? 1 - (idle + iow) / total : iow / total) : null;
-    });
-  };
-  // Each link's max(rx, tx) over its own speed, the busiest link (rules.cpp's nic_util / ib_util).
-  const linkUtil = (get, rx, tx, speed, keep) => {
-    const sp = get(speed).filter((x) => keep(x.labels));
-    if (!sp.length) return null;
-    const by = (name, l) => get(name).find((x) => labelText(x.labels) === labelText(l));
-    return sp[0].values.map((_, i) => {
-      let best = null;
-      for (const x of sp) {
-        const r = by(rx, x.labels), t = by(tx, x.labels);
-        const u = ratio(max2(r && r.values[i], t && t.values[i]), x.values[i]);
-        if (u != null) best = Math.max(best ?? 0, u);
-      }
-      return best;
-    });
-  };
   // The q-quantile of cumulative buckets [[le, count]] sorted by le, as
   // histogram_quantile in src/diagnose/mapping.cpp.
   const quantile = (q, buckets) => {
@@ -64,94 +24,6 @@
       lower = le; below = cum;
     }
     return lower;
-  };
-  // Serving latency p99, seconds: the server's own p99 where scraped, else
-  // from the agent's latency histogram (the history keeps its cumulative
-  // buckets: their increase per step), the larger of the two as the
-  // diagnosis takes it.
-  const latencyP99 = (get) => {
-    const own = get("serving_request_latency_p99_seconds")[0];
-    const le = (l) => { const v = label(l, "le"); return v === "+Inf" ? Infinity : v == null ? NaN : Number(v); };
-    const buckets = get("serving_request_latency_seconds").filter((x) => !isNaN(le(x.labels))).sort((a, b) => le(a.labels) - le(b.labels));
-    if (!own && !buckets.length) return null;
-    return (own || buckets[0]).values.map((_, i) => {
-      const inc = (x) => (i > 0 && x.values[i] != null && x.values[i - 1] != null && x.values[i] >= x.values[i - 1] ? x.values[i] - x.values[i - 1] : null);
-      const b = buckets.map((x) => [le(x.labels), inc(x)]);
-      const fromBuckets = buckets.length && b.every(([, v]) => v != null) ? quantile(0.99, b) : null;
-      const v = own ? own.values[i] : null;
-      return v == null ? fromBuckets : fromBuckets == null ? v : Math.max(v, fromBuckets);
-    });
-  };
-  // The interfaces the NIC signals leave out (diagnose::non_ethernet_prefixes(); report_test checks this copy).
-  const ethernet = (l) => !/^(lo|docker|veth|virbr|cali|flannel|cni|tunl|ib|kube)/.test(label(l, "device") || "");
-  const EVIDENCE = {
-    // hardware_errors
-    last_xid: { series: ["gpu_last_xid"] },
-    gpu_up: { series: ["gpu_up"] },
-    ecc_uncorrected_rate: { series: ["gpu_ecc_errors_total"], match: /type="uncorrect/, agg: "sum" },
-    row_remap_failure: { series: ["gpu_row_remap_failure"] },
-    health_status: { series: ["gpu_health_status"], agg: "max" },  // the worst watch
-    // how busy: SM active, else graphics engine active, else GPU util
-    sm_active: { series: ["gpu_sm_active_ratio"] },
-    gr_engine_active: { series: ["gpu_graphics_engine_active_ratio"] },
-    gpu_util: { series: ["gpu_utilization_ratio"] },
-    // input_pipeline: the host; CPU busy and iowait from CPU seconds by mode
-    host_cpu_busy: { series: ["host_cpu_seconds_total"], node: true, calc: (get) => cpuShare(get, true) },
-    iowait: { series: ["host_cpu_seconds_total"], node: true, calc: (get) => cpuShare(get, false) },
-    psi_cpu: { series: ["host_pressure_cpu_waiting_seconds_total"], node: true },
-    psi_io: { series: ["host_pressure_io_waiting_seconds_total"], node: true },
-    disk_busy: { series: ["host_disk_io_time_seconds_total"], node: true, agg: "max" },  // the busiest disk
-    // host_transfer, pcie_link_degraded
-    pcie_util: { series: ["gpu_pcie_rx_bandwidth_util_ratio", "gpu_pcie_tx_bandwidth_util_ratio"], f: (a, b) => Math.max(a ?? 0, b ?? 0) },
-    // The traffic over the link at its maximum generation and width, not over the measured peak.
-    pcie_util_full_link: {
-      series: ["gpu_pcie_rx_bytes_total", "gpu_pcie_tx_bytes_total", "gpu_pcie_link_generation_max", "gpu_pcie_link_width_max"],
-      f: (rx, tx, gen, width) => ratio(max2(rx, tx), pcieLink(gen, width)),
-    },
-    link_gen: { series: ["gpu_pcie_link_generation"] },
-    link_width: { series: ["gpu_pcie_link_width"] },
-    // The current link, against the calibrated one (the evidence's threshold).
-    link_gen_calibrated: { series: ["gpu_pcie_link_generation"] },
-    link_width_calibrated: { series: ["gpu_pcie_link_width"] },
-    // memory_bandwidth
-    dram_active: { series: ["gpu_mem_bandwidth_util_ratio"] },
-    tensor_active: { series: ["gpu_tensor_core_util_ratio"] },
-    // network_fallback, communication
-    nic_util: { series: ["host_network_receive_bytes_total", "host_network_transmit_bytes_total", "host_network_speed_bytes"], node: true,
-      calc: (get) => linkUtil(get, "host_network_receive_bytes_total", "host_network_transmit_bytes_total", "host_network_speed_bytes", ethernet) },
-    ib_util: { series: ["host_infiniband_receive_bytes_total", "host_infiniband_transmit_bytes_total", "host_infiniband_rate_bytes"], node: true,
-      calc: (get) => linkUtil(get, "host_infiniband_receive_bytes_total", "host_infiniband_transmit_bytes_total", "host_infiniband_rate_bytes", () => true) },
-    ib_bps: { series: ["host_infiniband_receive_bytes_total", "host_infiniband_transmit_bytes_total"], node: true, agg: "sum", f: (a, b) => (a == null && b == null ? null : (a ?? 0) + (b ?? 0)) },
-    nvlink_util: { series: ["gpu_nvlink_bandwidth_util_ratio"] },
-    // kernel_launch, small_batch (seconds)
-    sm_occupancy: { series: ["gpu_sm_occupancy_ratio"] },
-    latency_p99: { series: ["serving_request_latency_p99_seconds", "serving_request_latency_seconds"], node: true, calc: latencyP99 },
-    latency_mean: { series: ["serving_request_duration_seconds_total", "serving_requests_succeeded_total"], node: true, f: ratio },
-    // kv_cache_pressure, overload: the engines on the node
-    kv_cache_usage: { series: ["serving_kv_cache_usage_ratio"], node: true, agg: "max" },  // the fullest engine
-    preemption_rate: { series: ["serving_preemptions_total"], node: true, agg: "sum" },
-    requests_waiting: { series: ["serving_requests_waiting"], node: true, agg: "sum" },
-    requests_running: { series: ["serving_requests_running"], node: true, agg: "sum" },
-    ttft_p99: null,  // a quantile of the engines' TTFT histograms: shown as text
-    requests_waiting_for_capacity: { series: ["serving_requests_waiting_by_reason"], match: /reason="capacity"/, node: true, agg: "sum" },
-    prefix_cache_hit_ratio: { series: ["serving_prefix_cache_hit_ratio"], node: true, agg: "max" },  // as the report's host view
-    batch_max_tokens: { series: ["serving_batch_max_tokens"], node: true, agg: "sum" },
-    // thermal_throttle, power_cap
-    thermal_throttle: { series: ["gpu_clock_event_active"], match: /reason="[^"]*thermal/, agg: "max" },
-    temperature: { series: ["gpu_temperature_celsius"] },
-    sm_clock_ratio: { series: ["gpu_sm_clock_hertz", "gpu_sm_clock_max_hertz"], f: (a, b) => (b ? a / b : null) },
-    power_throttle: { series: ["gpu_clock_event_active"], match: /reason="[^"]*power/, agg: "max" },
-    power_over_limit: { series: ["gpu_power_watts", "gpu_power_limit_watts"], f: (a, b) => (b ? a / b : null) },
-    // memory_fragmentation (the worst process; the small pool is not judged), memory_pressure, idle
-    external_fragmentation: { series: ["gpu_allocator_external_fragmentation_ratio"], match: /^(?!.*pool="small)/, agg: "max" },
-    fragmentation: { series: ["gpu_memory_fragmentation_ratio"], agg: "max" },
-    fb_used_ratio: { series: ["gpu_memory_used_bytes", "gpu_memory_total_bytes"], f: (a, b) => (b ? a / b : null) },
-    fb_used: { series: ["gpu_memory_used_bytes"] },
-    allocator_retries_per_second: { series: ["gpu_allocator_retries_total"], agg: "sum" },
-    allocator_ooms_per_second: { series: ["gpu_allocator_ooms_total"], agg: "sum" },
-    // topology
-    gpu_numa_node: { series: ["gpu_numa_node"] },  // against the node the process may run on
-    gpu_topology_path: null,  // the path to a peer GPU is a placement fact, not a series
   };
   const LAYERS = [
     { name: "compute", series: ["gpu_utilization_ratio", "gpu_sm_active_ratio", "gpu_sm_occupancy_ratio", "gpu_tensor_core_util_ratio"] },
@@ -362,14 +234,11 @@
   }
 
   async function gpuPage(gpu) {
-    const specs = Object.values(EVIDENCE).filter(Boolean);
-    const names = [...new Set([...LAYERS.flatMap((l) => l.series), ...specs.filter((e) => !e.node).flatMap((e) => e.series)])];
-    const nodeNames = [...new Set(specs.filter((e) => e.node).flatMap((e) => e.series))];
-    const [cur, rep, hist, nodeHist] = await Promise.all([
+    const names = [...new Set(LAYERS.flatMap((l) => l.series))];
+    const [cur, rep, hist] = await Promise.all([
       getJSON("/api/v1/current?gpu=" + encodeURIComponent(gpu)),
       getJSON("/api/v1/findings").catch(() => ({ hosts: [] })),
       getJSON(`/api/v1/history?series=${names.join(",")}&gpu=${encodeURIComponent(gpu)}&range=${state.range}`),
-      getJSON(`/api/v1/history?series=${nodeNames.join(",")}&gpu=node&range=${state.range}`).catch(() => ({ series: [] })),
     ]);
     header(cur);
     const g = cur.gpus[0];
@@ -378,32 +247,6 @@
     const xs = hist.series.length ? hist.series[0].values.map((_, i) => (hist.start + i * hist.step) / 1000) : [];
     const by = {};
     for (const s of hist.series) (by[s.name] = by[s.name] || []).push(s);
-    // The node's series on this page's time grid (the same range and step).
-    const nodeBy = {};
-    const shift = Math.round(((nodeHist.start ?? hist.start) - hist.start) / (hist.step || 1));
-    for (const s of nodeHist.series || []) {
-      const values = xs.map((_, i) => (i - shift >= 0 && i - shift < s.values.length ? s.values[i - shift] : null));
-      (nodeBy[s.name] = nodeBy[s.name] || []).push({ ...s, values });
-    }
-    const AGG = {
-      mean: (v) => v.reduce((a, b) => a + b, 0) / v.length,
-      max: (v) => Math.max(...v),
-      sum: (v) => v.reduce((a, b) => a + b, 0),
-    };
-    // An evidence's column of one series name: its series combined by spec.agg.
-    const column = (spec, name) => {
-      const list = ((spec.node ? nodeBy : by)[name] || []).filter((s) => !spec.match || spec.match.test(labelText(s.labels)));
-      if (!list.length) return null;
-      if (list.length === 1) return list[0].values;
-      return list[0].values.map((_, i) => { const v = list.map((s) => s.values[i]).filter((x) => x != null); return v.length ? AGG[spec.agg || "mean"](v) : null; });
-    };
-    const evidenceValues = (spec) => {
-      if (!spec) return null;
-      if (spec.calc) return spec.calc((name) => (spec.node ? nodeBy : by)[name] || []);
-      const cols = spec.series.map((n) => column(spec, n));
-      if (cols.some((c) => !c)) return null;
-      return cols[0].map((_, i) => (spec.f ? spec.f(...cols.map((c) => c[i])) : cols[0][i]));
-    };
     // Several series of one name (NVLink links): their mean.
     const one = (name) => {
       const list = by[name] || [];
@@ -441,12 +284,13 @@
       const ss = layer.series.map((n) => ({ label: n, values: one(n) })).filter((s) => s.values);
       if (ss.length) chart(el, layer.name, xs, ss);
     }
-    const end = hist.end / 1000;
+    // Each evidence as the diagnosis judged it: its series over the
+    // diagnosis window, computed by the agent (the findings' "series").
     for (const fd of d.findings) {
       if (fd.instance) continue;  // a MIG instance's evidence is its gpu_mig_* series, not the GPU's charted here
       for (const ev of fd.evidence || []) {
-        const values = evidenceValues(EVIDENCE[ev.signal]);
-        if (!values || !values.some((v) => v != null)) {
+        const s = ev.series;
+        if (!s || !Array.isArray(s.t) || !Array.isArray(s.v) || !s.v.some((v) => v != null)) {
           // No chart (a fact, or no series in the history): the value as text.
           const p = document.createElement("p");
           p.className = "evidence-value";
@@ -461,7 +305,9 @@
         el.dataset.threshold = ev.threshold;
         el.innerHTML = `<h3>${esc(fd.cause)}: ${esc(ev.signal)} (held ${Math.round(fd.held_seconds || 0)} s; mean ${Number(ev.value).toPrecision(3)} against threshold ${ev.threshold})</h3>`;
         $("#evidence").appendChild(el);
-        chart(el, ev.signal, xs, [{ label: ev.signal, values }, { label: "threshold", values: xs.map(() => ev.threshold), color: "#f85149", dash: [6, 4] }],
+        const ts = s.t.map((t) => t / 1000);
+        const end = ts[ts.length - 1];
+        chart(el, ev.signal, ts, [{ label: ev.signal, values: s.v }, { label: "threshold", values: ts.map(() => ev.threshold), color: "#f85149", dash: [6, 4] }],
           { held: [end - (fd.held_seconds || 0), end] });
       }
     }

@@ -14,7 +14,7 @@
 #include <map>
 
 #include "model/frame.h"
-#include "server/agent.h"
+#include "agent/agent.h"
 #include "sources/sim/sim_source.h"
 #include "sources/kubelet/kubelet_source.h"
 #include "sources/kubelet/pod_directory.h"

@@ -1,6 +1,6 @@
 // Diagnosis-triggered captures: the choice of finding and process, the rate
 // limits, the collection of results and their summaries.
-#include "cli/profile_trigger.h"
+#include "agent/profile_trigger.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "util/duration.h"
 #include "util/log.h"
 
-namespace gpulens::cli {
+namespace gpulens {
 namespace {
 
 constexpr int64_t kHourMs = 3'600'000;
@@ -324,4 +324,4 @@ void ProfileTrigger::attach(diagnose::Report& r) const {
   }
 }
 
-}  // namespace gpulens::cli
+}  // namespace gpulens

@@ -1,5 +1,5 @@
 // The agent end to end on the simulator: scrape, JSON, a hung source.
-#include "server/agent.h"
+#include "agent/agent.h"
 
 #include <gtest/gtest.h>
 

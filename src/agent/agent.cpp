@@ -1,5 +1,5 @@
 // Agent runtime: threads, self metrics, routes.
-#include "server/agent.h"
+#include "agent/agent.h"
 
 #include <unistd.h>
 
@@ -440,7 +440,7 @@ void Agent::handle(const ServerRequest& req, ServerResponse& res) {
     res.body = "ok\n";
     return;
   }
-  if (handle_history_routes(*this, req, res)) return;
+  if (handle_history_routes(HistoryView(registry_, live_, *history_, interval_ms()), req, res)) return;
   if (req.path == "/api/v1/current") {
     int gpu = -1;
     if (Status s = current_params(req.query, gpu); !s) {

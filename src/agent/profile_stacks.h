@@ -16,7 +16,7 @@
 
 #include "util/status.h"
 
-namespace gpulens::cli {
+namespace gpulens {
 
 struct StackFrame {
   std::string function, file;
@@ -47,4 +47,4 @@ std::string stacks_text(const StacksAnalysis& a, size_t top = 10);
 // {"capture": {...}, "analysis": {...}, "stacks": <the client's JSON>}
 std::string stacks_json(const StacksAnalysis& a, std::string_view capture_json);
 
-}  // namespace gpulens::cli
+}  // namespace gpulens

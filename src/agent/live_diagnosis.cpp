@@ -1,24 +1,23 @@
-// Live diagnosis every 15 s over the last 30 min of history; remote_write;
-// what a SIGHUP changes in them.
-#include "cli/serve_hooks.h"
+// Live diagnosis every 15 s over the last 30 min of history: the report,
+// the findings and waste metrics, the log lines when findings change; what
+// a SIGHUP changes in them.
+#include "agent/live_diagnosis.h"
 
 #include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
 
-#include "cli/profile_trigger.h"
 #include "diagnose/live_input.h"
 #include "diagnose/report.h"
-#include "diagnose/thresholds.h"
-#include "export/remote_write/remote_write.h"
 #include "util/duration.h"
 #include "util/log.h"
 
-namespace gpulens::cli {
+namespace gpulens {
 namespace {
 
 constexpr int64_t kDiagnoseEveryMs = 15'000;
@@ -30,9 +29,9 @@ constexpr int64_t kWindowMs = kFindingsWindowMs;
 // percent of the agent's CPU (docs/PERFORMANCE.md "History memory").
 void release_free_memory() { malloc_trim(0); }
 
-class Extras final : public ServeExtras {
+class Diagnosis final : public LiveDiagnosis {
  public:
-  Extras(Agent& agent, diagnose::Thresholds t, ProfileTriggerOptions p)
+  Diagnosis(Agent& agent, diagnose::Thresholds t, ProfileTriggerOptions p)
       : agent_(agent),
         thresholds_(t),
         trigger_(std::move(p), agent.profiles(), [&agent](int gpu) {
@@ -71,7 +70,11 @@ class Extras final : public ServeExtras {
     return r;
   }
 
-  void fill_findings(Frame& f) {
+  std::string findings_json(int64_t now_ms, int64_t window_ms) override {
+    return diagnose::report_json(window_ms == kWindowMs ? report(now_ms) : report_over(now_ms, window_ms));
+  }
+
+  void fill_findings(Frame& f) override {
     const diagnose::Report r = report(f.time_ms());
     for (const auto& h : r.hosts) {
       for (const auto& g : h.gpus) {
@@ -90,61 +93,13 @@ class Extras final : public ServeExtras {
     }
   }
 
-  std::string host() const {
-    std::string h = agent_.registry().hostname();
-    if (h.empty()) {
-      char buf[256] = {};
-      gethostname(buf, sizeof buf - 1);
-      h = buf;
-    }
-    return h;
-  }
+  std::string host() const { return agent_host(agent_); }
 
-  Status apply(const AgentConfig& next) override {
-    if (!same_remote_write(next.remote_write, remote_write_)) {
-      std::unique_ptr<RemoteWriter> fresh;
-      if (!next.remote_write.url.empty()) {
-        fresh = std::make_unique<RemoteWriter>(writer_options(next), agent_.registry(), agent_.live());
-        if (Status s = fresh->start(); !s) return s;
-      }
-      std::unique_ptr<RemoteWriter> old;
-      {
-        std::lock_guard lock(writer_mu_);
-        old = std::move(writer_);
-        writer_ = std::move(fresh);
-      }
-      if (old) old->stop();  // outside the lock: scrapes keep reading the new writer's metrics
-      remote_write_ = next.remote_write;
-    }
+  void reconfigure(const diagnose::Thresholds& thresholds, const ProfileTriggerOptions& profile_on) override {
     std::lock_guard lock(mu_);
-    thresholds_ = next.diagnose;
-    trigger_.set_options(next.profile_on);
+    thresholds_ = thresholds;
+    trigger_.set_options(profile_on);
     rethink_ = true;  // the next report is computed with the new thresholds
-    return Status::ok();
-  }
-
-  Status start_remote_write(const AgentConfig& config) {
-    remote_write_ = config.remote_write;
-    if (config.remote_write.url.empty()) return Status::ok();
-    auto w = std::make_unique<RemoteWriter>(writer_options(config), agent_.registry(), agent_.live());
-    if (Status s = w->start(); !s) return s;
-    std::lock_guard lock(writer_mu_);
-    writer_ = std::move(w);
-    return Status::ok();
-  }
-
-  void fill_remote_write(Frame& f) {
-    std::lock_guard lock(writer_mu_);
-    if (writer_) writer_->fill(f);
-  }
-
-  void stop() override {
-    std::unique_ptr<RemoteWriter> w;
-    {
-      std::lock_guard lock(writer_mu_);
-      w = std::move(writer_);
-    }
-    if (w) w->stop();
   }
 
  private:
@@ -211,38 +166,6 @@ class Extras final : public ServeExtras {
     for (const auto& [key, _] : now) firing_.insert(key);
   }
 
-  RemoteWriteOptions writer_options(const AgentConfig& config) const {
-    const RemoteWriteConfig& c = config.remote_write;
-    RemoteWriteOptions o;
-    o.url = c.url;
-    o.interval_ms = c.interval_ms > 0 ? c.interval_ms : config.interval_ms;
-    o.external_labels = {{"instance", host()}, {"job", c.job}};
-    o.queue_max_samples = static_cast<size_t>(c.queue_max_samples);
-    o.max_samples_per_send = static_cast<size_t>(c.max_samples_per_send);
-    o.timeout_ms = c.timeout_ms;
-    o.min_backoff_ms = c.min_backoff_ms;
-    o.max_backoff_ms = c.max_backoff_ms;
-    o.flush_timeout_ms = c.flush_timeout_ms;
-    const HttpClientOptions client = c.client.options(c.timeout_ms);
-    o.tls = client.tls;
-    o.auth = client.auth;
-    return o;
-  }
-
-  // Every remote_write.* key, through the one key table.
-  static bool same_remote_write(const RemoteWriteConfig& a, const RemoteWriteConfig& b) {
-    AgentConfig x, y;
-    x.remote_write = a;
-    y.remote_write = b;
-    for (const ConfigKey& k : config_keys()) {
-      if (k.key.starts_with("remote_write.") && k.show(x) != k.show(y)) return false;
-    }
-    return true;
-  }
-
-  std::mutex writer_mu_;                  // guards writer_ (replaced on SIGHUP)
-  std::unique_ptr<RemoteWriter> writer_;  // null: remote_write off
-  RemoteWriteConfig remote_write_;        // what writer_ runs with (signal thread only)
   std::set<std::pair<std::string, std::string>> firing_;  // (gpu, cause) logged as started
   std::map<std::pair<int, std::string>, double> waste_;
   Agent& agent_;
@@ -256,21 +179,19 @@ class Extras final : public ServeExtras {
 
 }  // namespace
 
-Result<std::unique_ptr<ServeExtras>> add_serve_extras(Agent& agent, const AgentConfig& config, AgentHooks& hooks) {
-  if (!config.profile_on.causes.empty() && !agent.profiles()) {
-    return invalid_argument("diagnose.profile_on needs the push receiver (serve --push, or push: {enabled: true}): "
-                            "captures ride on it");
-  }
-  auto extras = std::make_unique<Extras>(agent, config.diagnose, config.profile_on);
-  Extras* e = extras.get();
-  hooks.self_metrics.push_back([e](Frame& f) { e->fill_findings(f); });
-  hooks.findings_json = [e](int64_t now_ms, int64_t window_ms) {
-    return diagnose::report_json(window_ms == kWindowMs ? e->report(now_ms) : e->report_over(now_ms, window_ms));
-  };
-
-  if (Status s = e->start_remote_write(config); !s) return s;
-  hooks.self_metrics.push_back([e](Frame& f) { e->fill_remote_write(f); });
-  return std::unique_ptr<ServeExtras>(std::move(extras));
+std::unique_ptr<LiveDiagnosis> make_live_diagnosis(Agent& agent, diagnose::Thresholds thresholds,
+                                                   ProfileTriggerOptions profile_on) {
+  return std::make_unique<Diagnosis>(agent, thresholds, std::move(profile_on));
 }
 
-}  // namespace gpulens::cli
+std::string agent_host(Agent& agent) {
+  std::string h = agent.registry().hostname();
+  if (h.empty()) {
+    char buf[256] = {};
+    gethostname(buf, sizeof buf - 1);
+    h = buf;
+  }
+  return h;
+}
+
+}  // namespace gpulens

@@ -1,6 +1,6 @@
 // Captures triggered by the diagnosis: which findings capture, in which
 // process, the rate limits, and the summaries attached.
-#include "cli/profile_trigger.h"
+#include "agent/profile_trigger.h"
 
 #include <gtest/gtest.h>
 

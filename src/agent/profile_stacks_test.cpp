@@ -1,5 +1,5 @@
 // Stacks captures: the waits found in the main thread, errors, rendering.
-#include "cli/profile_stacks.h"
+#include "agent/profile_stacks.h"
 
 #include <gtest/gtest.h>
 

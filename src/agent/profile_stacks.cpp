@@ -1,5 +1,5 @@
 // Stacks captures: parse the client's JSON, find the waits, render.
-#include "cli/profile_stacks.h"
+#include "agent/profile_stacks.h"
 
 #include <simdjson.h>
 
@@ -9,7 +9,7 @@
 
 #include "util/json.h"
 
-namespace gpulens::cli {
+namespace gpulens {
 namespace {
 
 constexpr double kVerdictShare = 0.2;
@@ -130,4 +130,4 @@ std::string stacks_json(const StacksAnalysis& a, std::string_view capture_json) 
   return out;
 }
 
-}  // namespace gpulens::cli
+}  // namespace gpulens

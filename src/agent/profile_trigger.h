@@ -36,12 +36,12 @@
 #include <vector>
 
 #include "analyze/trace/analysis.h"
-#include "cli/profile_stacks.h"
+#include "agent/profile_stacks.h"
 #include "diagnose/engine.h"
 #include "push/profile_table.h"
 #include "util/status.h"
 
-namespace gpulens::cli {
+namespace gpulens {
 
 struct ProfileTriggerOptions {
   std::vector<std::string> causes;            // diagnose.profile_on; empty: off
@@ -104,4 +104,4 @@ class ProfileTrigger {
   uint64_t requested_ = 0;
 };
 
-}  // namespace gpulens::cli
+}  // namespace gpulens
