@@ -56,7 +56,7 @@ int run_diagnose(int argc, char** argv) {
   app.add_option("--fail-on", fail_on, "exit 3 when a finding is at this severity or above: "
                                        "warning (default), critical, info, never")
       ->check(CLI::IsMember({"info", "warning", "critical", "never"}));
-  diagnose::ParseLimits limits;
+  expfmt::StreamLimits limits;
   app.add_option("--max-series", limits.max_series,
                  "most distinct series of the families diagnosis reads; more is an error (default 100000)")
       ->check(CLI::PositiveNumber);

@@ -34,6 +34,7 @@
 #include "export/exposition.h"
 #include "export/gzip_file.h"
 #include "export/recording.h"
+#include "expfmt/text.h"
 #include "util/duration.h"
 #include "util/http_client.h"
 
@@ -141,29 +142,16 @@ Status record_local(Agent& a, RecordingWriter& w, int64_t duration_ms, int64_t i
   return Status::ok();
 }
 
-// Finds the end of a sample's series text (name and label set).
-size_t series_end(std::string_view line) {
-  size_t p = 0;
-  while (p < line.size() && line[p] != '{' && line[p] != ' ') ++p;
-  if (p < line.size() && line[p] == '{') {
-    bool quoted = false;
-    for (++p; p < line.size(); ++p) {
-      if (quoted && line[p] == '\\') { ++p; continue; }
-      if (line[p] == '"') quoted = !quoted;
-      if (!quoted && line[p] == '}') return p + 1;
-    }
-    return std::string_view::npos;
-  }
-  return p;
-}
-
 // Adds one page of the agent's /api/v1/export (OpenMetrics with timestamps)
-// to `w`. `newest` receives the newest timestamp seen.
+// to `w`, each series' text kept as written. `newest` receives the newest
+// timestamp seen.
 Status ingest_page(std::string_view body, RecordingWriter& w, int64_t& newest, uint64_t& added) {
   std::string type, help;
   std::string_view family_name_seen;
   int64_t family = -1;
   size_t line_no = 0;
+  expfmt::SampleLine sample;
+  expfmt::OwnedLabels labels;
   while (!body.empty()) {
     const size_t nl = body.find('\n');
     std::string_view line = body.substr(0, nl);
@@ -173,41 +161,36 @@ Status ingest_page(std::string_view body, RecordingWriter& w, int64_t& newest, u
     auto bad = [&](std::string_view what) {
       return invalid_argument("the agent's /api/v1/export, line " + std::to_string(line_no) + ": " + std::string(what));
     };
-    if (line.starts_with("# TYPE ")) {
-      std::string_view rest = line.substr(7);
-      const size_t sp = rest.find(' ');
-      if (sp == rest.npos) return bad("TYPE without a type");
-      family_name_seen = rest.substr(0, sp);
-      type = std::string(rest.substr(sp + 1));
-      help.clear();
-      family = -1;
+    if (line[0] == '#') {
+      const expfmt::Comment c = expfmt::parse_comment(line);
+      if (c.kind == expfmt::Comment::kType) {
+        if (c.text.empty()) return bad("TYPE without a type");
+        family_name_seen = c.name;
+        type = std::string(c.text);
+        help.clear();
+        family = -1;
+      } else if (c.kind == expfmt::Comment::kHelp) {
+        help = std::string(c.text);
+      }
       continue;
     }
-    if (line.starts_with("# HELP ")) {
-      std::string_view rest = line.substr(7);
-      const size_t sp = rest.find(' ');
-      help = sp == rest.npos ? "" : std::string(rest.substr(sp + 1));
-      continue;
-    }
-    if (line == "# EOF" || line[0] == '#') continue;
     if (family_name_seen.empty()) return bad("a sample before any # TYPE");
     if (family < 0) family = w.family(family_name_seen, type, help);
-    const size_t end = series_end(line);
-    if (end == std::string_view::npos || end >= line.size()) return bad("a sample without a value");
-    std::string_view rest = line.substr(end + 1);
-    const size_t sp = rest.find(' ');
-    if (sp == rest.npos) return bad("a sample without a timestamp");
-    double value = 0, ts = 0;
-    const std::string_view v = rest.substr(0, sp), tsv = rest.substr(sp + 1);
-    if (v == "NaN") value = std::nan("");
-    else if (v == "+Inf") value = INFINITY;
-    else if (v == "-Inf") value = -INFINITY;
-    else if (auto r = std::from_chars(v.data(), v.data() + v.size(), value); r.ec != std::errc()) return bad("a bad value");
-    if (auto r = std::from_chars(tsv.data(), tsv.data() + tsv.size(), ts); r.ec != std::errc() || !(std::abs(ts) < 1e11)) {
-      return bad("a bad timestamp");
+    switch (expfmt::split_sample(line, sample)) {
+      case expfmt::LineProblem::kNone: break;
+      case expfmt::LineProblem::kNoName: return bad("a sample without a metric name");
+      case expfmt::LineProblem::kUnterminatedLabelSet:
+      case expfmt::LineProblem::kNoSpace:
+      case expfmt::LineProblem::kNoValue: return bad("a sample without a value");
+      case expfmt::LineProblem::kBadValue: return bad("a bad value");
+      case expfmt::LineProblem::kTrailingText: return bad("a bad timestamp");
     }
+    if (expfmt::parse_labels(sample.labels, {}, labels)) return bad("a bad label set");
+    if (sample.timestamp_text.empty()) return bad("a sample without a timestamp");
+    double ts = 0;
+    if (!expfmt::parse_float(sample.timestamp_text, ts) || !(std::abs(ts) < 1e11)) return bad("a bad timestamp");
     const int64_t t_ms = std::llround(ts * 1000);
-    if (Status s = w.add(w.series(static_cast<uint32_t>(family), line.substr(0, end)), t_ms, value); !s) return s;
+    if (Status s = w.add(w.series(static_cast<uint32_t>(family), sample.series), t_ms, sample.value); !s) return s;
     newest = std::max(newest, t_ms);
     ++added;
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -34,6 +35,41 @@ Binding mask(GpuSig s, uint64_t m) {
   b.transform = T::kMask;
   b.mask = m;
   return b;
+}
+
+std::vector<Binding> labelled_bindings(std::string_view name, LabelSpan labels);
+
+// The catalog's DCGM rows, bound through the native name of the field each
+// reads: DCGM's unit * (1 / the row's scale) = the native unit. A row read
+// with extra labels (ECC errors by type) binds as its native name with those
+// labels; a row that sums two fields (NVLink both ways) or carries a label
+// binds nothing, as does one whose native name the diagnosis does not read.
+void dcgm_bindings(std::unordered_map<std::string_view, std::vector<Binding>>& t) {
+  for (const DcgmRow& row : dcgm_rows()) {
+    if (row.value == DcgmValue::kLabel || row.field2 != FieldId::kCount || row.scale == 0) continue;
+    const std::string_view native = field(row.field).name;
+    std::vector<Binding> b;
+    if (row.extra.empty()) {
+      const auto it = t.find(native);
+      if (it == t.end()) continue;
+      b = it->second;
+    } else {
+      const LabelPair extra[] = {{row.extra.name, row.extra.value}};
+      b = labelled_bindings(native, extra);
+    }
+    if (b.empty()) continue;
+    // The reciprocal of a decimal unit factor (1e-6 Hz -> MHz) to 15
+    // significant digits, so that it is the factor itself (1e6, not
+    // 999999.9999999999).
+    char reciprocal[32];
+    std::snprintf(reciprocal, sizeof reciprocal, "%.15g", 1.0 / row.scale);
+    const double to_native = std::strtod(reciprocal, nullptr);
+    for (Binding& x : b) {
+      x.scale *= to_native;
+      if (dcgm_percent_or_ratio(row)) x.transform = T::kPercentOrRatio;
+    }
+    t[row.name] = std::move(b);
+  }
 }
 
 // Names whose binding does not depend on labels.
@@ -117,35 +153,13 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["gpu_clock_events_recent"] = {carried(CarriedSig::kClockEventsRecent)};
     t["gpu_p2p_status"] = {carried(CarriedSig::kP2pStatus)};
     t["serving_engine_info"] = {carried(CarriedSig::kEngineInfo)};
-    // dcgm-exporter (reference §4.4, §4.5: units converted to ours)
-    t["DCGM_FI_DEV_GPU_UTIL"] = {gpu(G::kGpuUtil, 0.01)};
-    t["DCGM_FI_DEV_FB_USED"] = {gpu(G::kFbUsed, kMiB)};
-    t["DCGM_FI_DEV_FB_FREE"] = {gpu(G::kFbFree, kMiB)};
-    t["DCGM_FI_DEV_GPU_TEMP"] = {gpu(G::kTemperature)};
-    t["DCGM_FI_DEV_POWER_USAGE"] = {gpu(G::kPower)};
-    t["DCGM_FI_DEV_ENFORCED_POWER_LIMIT"] = {gpu(G::kPowerLimit)};
+    // dcgm-exporter (reference §4.4, §4.5): the catalog's rows own the
+    // DCGM_FI_* names (dcgm_rows()); each binds as the native field it reads,
+    // in DCGM's unit — added by dcgm_bindings() below.
+    // Read, never written: DCGM_FI_DEV_POWER_MGMT_LIMIT (field 157) has no
+    // catalog row, since gpulens writes the enforced limit (field 158) under
+    // --dcgm-names; an exporter configured with 157 gives the same watts.
     t["DCGM_FI_DEV_POWER_MGMT_LIMIT"] = {gpu(G::kPowerLimit)};
-    t["DCGM_FI_DEV_SM_CLOCK"] = {gpu(G::kSmClock, 1e6)};
-    t["DCGM_FI_DEV_MAX_SM_CLOCK"] = {gpu(G::kSmClockMax, 1e6)};
-    t["DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"] = {mask(G::kThermalThrottle, kThermalBits),
-                                               mask(G::kPowerThrottle, kPowerBits)};
-    t["DCGM_FI_DEV_CLOCKS_EVENT_REASONS"] = t["DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"];
-    t["DCGM_FI_DEV_XID_ERRORS"] = {gpu(G::kLastXid)};
-    t["DCGM_FI_DEV_PCIE_LINK_GEN"] = {gpu(G::kLinkGen)};
-    t["DCGM_FI_DEV_PCIE_LINK_WIDTH"] = {gpu(G::kLinkWidth)};
-    t["DCGM_FI_DEV_PCIE_MAX_LINK_GEN"] = {gpu(G::kLinkGenMax)};
-    t["DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH"] = {gpu(G::kLinkWidthMax)};
-    t["DCGM_FI_DEV_ROW_REMAP_FAILURE"] = {gpu(G::kRowRemapFailure)};
-    t["DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"] = {gpu(G::kEccUncorrectedRate, 1.0, true)};
-    t["DCGM_FI_PROF_GR_ENGINE_ACTIVE"] = {gpu(G::kGrActive)};
-    t["DCGM_FI_PROF_SM_ACTIVE"] = {gpu(G::kSmActive)};
-    t["DCGM_FI_PROF_SM_OCCUPANCY"] = {gpu(G::kSmOccupancy)};
-    t["DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"] = {gpu(G::kTensorActive)};
-    t["DCGM_FI_PROF_DRAM_ACTIVE"] = {gpu(G::kDramActive)};
-    t["DCGM_FI_PROF_PCIE_TX_BYTES"] = {gpu(G::kPcieTxBps)};
-    t["DCGM_FI_PROF_PCIE_RX_BYTES"] = {gpu(G::kPcieRxBps)};
-    t["DCGM_FI_PROF_NVLINK_TX_BYTES"] = {gpu(G::kNvlinkTxBps)};
-    t["DCGM_FI_PROF_NVLINK_RX_BYTES"] = {gpu(G::kNvlinkRxBps)};
     // dcgm-exporter's own families (reference §3.6; docs/scrape.md)
     t["DCGM_EXP_GPU_HEALTH_STATUS"] = {gpu(G::kHealthStatus)};
     t["DCGM_EXP_CLOCK_EVENTS_COUNT"] = {carried(CarriedSig::kClockEventsRecent)};
@@ -185,20 +199,7 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     t["nv_inference_count"] = {{.kind = K::kTritonCount, .counter = true}};
     t["nv_inference_request_success"] = {{.kind = K::kTritonSuccess, .counter = true}};
     t["nv_inference_pending_request_count"] = {host(H::kRequestsWaiting)};
-    // dcgm-exporter 4.9's and 4.10's names (DCGM 4.6/4.7): each binds as the
-    // classic name it renames, in its own unit (the catalog rows' scales).
-    for (const DcgmRow& row : dcgm_rows()) {
-      if (row.renames.empty() || row.value == DcgmValue::kLabel) continue;
-      const auto it = t.find(row.renames);
-      const DcgmRow* old = find_dcgm_row(row.renames);
-      if (it == t.end() || old == nullptr || row.scale == 0) continue;
-      std::vector<Binding> b = it->second;
-      for (Binding& x : b) {
-        x.scale *= old->scale / row.scale;
-        if (dcgm_percent_or_ratio(row)) x.transform = T::kPercentOrRatio;
-      }
-      t[row.name] = std::move(b);
-    }
+    dcgm_bindings(t);
     return t;
   }();
   return table;
@@ -306,6 +307,13 @@ std::vector<Binding> map_series(std::string_view name, LabelSpan labels) {
   if (duplicate_rank(name, labels)) return {};
   const auto& table = simple_table();
   if (auto it = table.find(name); it != table.end()) return it->second;
+  return labelled_bindings(name, labels);
+}
+
+namespace {
+
+// Names whose binding depends on labels.
+std::vector<Binding> labelled_bindings(std::string_view name, LabelSpan labels) {
   using G = GpuSig;
   using H = HostSig;
   if (name == "host_cpu_seconds_total" || name == "node_cpu_seconds_total") {
@@ -384,6 +392,8 @@ std::vector<Binding> map_series(std::string_view name, LabelSpan labels) {
   }
   return {};
 }
+
+}  // namespace
 
 std::string host_key(LabelSpan labels) {
   std::string_view h = label_of(labels, "hostname");

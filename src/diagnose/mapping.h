@@ -58,11 +58,12 @@
 #include <vector>
 
 #include "diagnose/signals.h"
+#include "expfmt/text.h"
 
 namespace gpulens::diagnose {
 
-using LabelPair = std::pair<std::string_view, std::string_view>;
-using LabelSpan = std::span<const LabelPair>;
+using LabelPair = expfmt::Label;
+using LabelSpan = expfmt::LabelSpan;
 
 // What one input series feeds: a GPU signal, a host signal, or an input to a
 // derived host signal (latency histogram bucket, Triton duration/count).

@@ -1,18 +1,19 @@
 // Replay parsing: good input, malformed lines, truncation, unknown names,
 // counter resets and gaps, DCGM units.
-#include "diagnose/openmetrics_parser.h"
+#include "expfmt/stream_parser.h"
 
 #include <gtest/gtest.h>
 
 #include <limits>
 
+#include "diagnose/mapping.h"
 #include "diagnose/replay_input.h"
 
 namespace gpulens::diagnose {
 namespace {
 
 // Stores nothing: wants every gpulens/DCGM series, drops the samples.
-class ReplaySinkForTest final : public MetricSink {
+class ReplaySinkForTest final : public expfmt::SeriesSink {
  public:
   int64_t on_series(std::string_view name, LabelSpan) override { return known_name(name) ? 0 : -1; }
   void on_sample(int64_t, int64_t, double) override {}
@@ -111,7 +112,7 @@ TEST(Replay, CountersResetAndGapsYieldNoFalseRates) {
 }
 
 TEST(Replay, ChunkBoundariesDoNotMatter) {
-  struct Count : MetricSink {
+  struct Count : expfmt::SeriesSink {
     int64_t on_series(std::string_view, LabelSpan labels) override {
       last_labels = labels.size();
       return series++;
@@ -120,7 +121,7 @@ TEST(Replay, ChunkBoundariesDoNotMatter) {
     int64_t series = 0, samples = 0;
     size_t last_labels = 0;
   } sink;
-  OpenMetricsParser p("x", sink);
+  expfmt::StreamParser p("x", sink);
   const std::string text(kGood);
   for (char c : text) ASSERT_TRUE(p.feed(std::string_view(&c, 1)).is_ok());
   ASSERT_TRUE(p.finish().is_ok());
@@ -140,24 +141,24 @@ TEST(Replay, LabelValuesWithBracesQuotesAndMillisecondTimestamps) {
 
 TEST(Timestamps, RangeIsNineteenSeventyToNineNineNineNine) {
   int64_t ms = -1;
-  EXPECT_TRUE(timestamp_to_ms(0, ms));
+  EXPECT_TRUE(expfmt::timestamp_to_ms(0, ms));
   EXPECT_EQ(ms, 0);
-  EXPECT_TRUE(timestamp_to_ms(1764410400.5, ms));
+  EXPECT_TRUE(expfmt::timestamp_to_ms(1764410400.5, ms));
   EXPECT_EQ(ms, 1764410400500);
-  EXPECT_TRUE(timestamp_to_ms(1764410400500.0, ms));  // milliseconds
+  EXPECT_TRUE(expfmt::timestamp_to_ms(1764410400500.0, ms));  // milliseconds
   EXPECT_EQ(ms, 1764410400500);
-  EXPECT_TRUE(timestamp_to_ms(static_cast<double>(kMaxTimestampMs), ms));
-  EXPECT_FALSE(timestamp_to_ms(static_cast<double>(kMaxTimestampMs) * 2, ms));
-  EXPECT_FALSE(timestamp_to_ms(-0.001, ms));
-  EXPECT_FALSE(timestamp_to_ms(1e19, ms));
-  EXPECT_FALSE(timestamp_to_ms(std::numeric_limits<double>::quiet_NaN(), ms));
+  EXPECT_TRUE(expfmt::timestamp_to_ms(static_cast<double>(expfmt::kMaxTimestampMs), ms));
+  EXPECT_FALSE(expfmt::timestamp_to_ms(static_cast<double>(expfmt::kMaxTimestampMs) * 2, ms));
+  EXPECT_FALSE(expfmt::timestamp_to_ms(-0.001, ms));
+  EXPECT_FALSE(expfmt::timestamp_to_ms(1e19, ms));
+  EXPECT_FALSE(expfmt::timestamp_to_ms(std::numeric_limits<double>::quiet_NaN(), ms));
 }
 
 // A stream with no newline (/dev/zero) stops at the line bound, whatever the
 // chunking, instead of growing the partial line without end.
 TEST(Limits, EndlessLineIsAnErrorAtTheLineBound) {
   ReplaySinkForTest sink;
-  OpenMetricsParser p("/dev/zero", sink, ParseLimits{.max_line_bytes = 1000});
+  expfmt::StreamParser p("/dev/zero", sink, expfmt::StreamLimits{.max_line_bytes = 1000});
   const std::string zeros(300, '\0');
   Status s = Status::ok();
   int chunks = 0;
@@ -170,7 +171,7 @@ TEST(Limits, EndlessLineIsAnErrorAtTheLineBound) {
 TEST(Limits, TotalBytesSeriesAndSamplesAreBounded) {
   {
     ReplaySinkForTest sink;
-    OpenMetricsParser p("s.om", sink, ParseLimits{.max_bytes = 100});
+    expfmt::StreamParser p("s.om", sink, expfmt::StreamLimits{.max_bytes = 100});
     Status s = Status::ok();
     for (int i = 0; s && i < 100; ++i) s = p.feed("gpu_up{gpu=\"0\"} 1 100\n");
     ASSERT_FALSE(s);
@@ -180,7 +181,7 @@ TEST(Limits, TotalBytesSeriesAndSamplesAreBounded) {
     ReplayInfo info;
     std::string text;
     for (int i = 0; i < 20; ++i) text += "gpu_up{gpu=\"" + std::to_string(i) + "\"} 1 100\n";
-    Result<SignalSet> set = load_replay_text(text, "m.om", info, ParseLimits{.max_series = 10});
+    Result<SignalSet> set = load_replay_text(text, "m.om", info, expfmt::StreamLimits{.max_series = 10});
     ASSERT_FALSE(set.ok());
     EXPECT_NE(set.status().message().find("m.om:11: more than 10 distinct series"), std::string::npos)
         << set.status().message();
@@ -190,7 +191,7 @@ TEST(Limits, TotalBytesSeriesAndSamplesAreBounded) {
     ReplayInfo info;
     std::string text;
     for (int i = 0; i < 20; ++i) text += "gpu_up{gpu=\"0\"} 1 " + std::to_string(100 + i) + "\n";
-    Result<SignalSet> set = load_replay_text(text, "n.om", info, ParseLimits{.max_samples = 5});
+    Result<SignalSet> set = load_replay_text(text, "n.om", info, expfmt::StreamLimits{.max_samples = 5});
     ASSERT_FALSE(set.ok());
     EXPECT_NE(set.status().message().find("n.om:6: more than 5 samples"), std::string::npos)
         << set.status().message();
@@ -198,7 +199,7 @@ TEST(Limits, TotalBytesSeriesAndSamplesAreBounded) {
   {
     // Ignored series past their bound are not remembered, yet still parsed.
     ReplaySinkForTest sink;
-    OpenMetricsParser p("i.om", sink, ParseLimits{.max_ignored_series = 3});
+    expfmt::StreamParser p("i.om", sink, expfmt::StreamLimits{.max_ignored_series = 3});
     std::string text;
     for (int i = 0; i < 10; ++i) text += "unused_metric{a=\"" + std::to_string(i) + "\"} 1 100\n";
     ASSERT_TRUE(p.feed(text));
@@ -208,7 +209,7 @@ TEST(Limits, TotalBytesSeriesAndSamplesAreBounded) {
 }
 
 // Records what reaches the sink: series seen and (handle, time, value).
-class RecordingSink final : public MetricSink {
+class RecordingSink final : public expfmt::SeriesSink {
  public:
   int64_t on_series(std::string_view name, LabelSpan) override {
     names.emplace_back(name);
@@ -225,7 +226,7 @@ class RecordingSink final : public MetricSink {
 
 TEST(Scrape, SamplesWithoutTimestampTakeTheScrapeTimeAndSeriesKeepTheirHandles) {
   RecordingSink sink;
-  OpenMetricsParser p("http://127.0.0.1:9400/metrics", sink);
+  expfmt::StreamParser p("http://127.0.0.1:9400/metrics", sink);
   p.start_scrape(5000);
   ASSERT_TRUE(p.feed("# HELP up x\n# TYPE up gauge\nup{job=\"a\"} 1\nother 2 1700000000000\n").is_ok());
   ASSERT_TRUE(p.finish().is_ok());

@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "diagnose/mapping.h"
-#include "diagnose/openmetrics_parser.h"
+#include "expfmt/text.h"
 #include "model/series.h"
 #include "util/http_client.h"
 
@@ -120,7 +120,7 @@ Status parse_matrix(std::string_view what, std::string& body, std::vector<RawSer
                                 std::to_string(n) + " elements)");
               }
               int64_t t_ms = 0;
-              if (!timestamp_to_ms(ts, t_ms) || ts > 1e11) {
+              if (!expfmt::timestamp_to_ms(ts, t_ms) || ts > 1e11) {
                 char b[64];
                 std::snprintf(b, sizeof b, "%.17g", ts);
                 return io_error(std::string(what) + ": timestamp " + b +
@@ -221,7 +221,7 @@ Result<Window> prepare(const PrometheusQuery& q, const QueryClient& client, Prom
     return invalid_argument("--prometheus: expected an http:// or https:// URL, got \"" + q.url + "\"");
   }
   if (Status s = client.check(); !s) return invalid_argument("prometheus: " + s.message());
-  if (q.end_ms < 0 || q.end_ms > kMaxTimestampMs || q.range_ms <= 0 || q.range_ms > q.end_ms) {
+  if (q.end_ms < 0 || q.end_ms > expfmt::kMaxTimestampMs || q.range_ms <= 0 || q.range_ms > q.end_ms) {
     return invalid_argument("--end/--range: the window must lie between 1970 and 9999");
   }
   w.end_ms = q.end_ms;

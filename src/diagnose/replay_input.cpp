@@ -10,7 +10,7 @@
 namespace gpulens::diagnose {
 namespace {
 
-class ReplaySink final : public MetricSink {
+class ReplaySink final : public expfmt::SeriesSink {
  public:
   int64_t on_series(std::string_view name, LabelSpan labels) override {
     if (!known_name(name)) return -1;
@@ -71,13 +71,13 @@ class ReplaySink final : public MetricSink {
 
 // Whether `s` is the parser's complaint about the first sample of the input
 // lacking a timestamp: then the input is a plain scrape.
-bool untimed_first_sample(const Status& s, const ParseStats& stats) {
+bool untimed_first_sample(const Status& s, const expfmt::StreamStats& stats) {
   return !s && stats.samples == 0 && stats.ignored_samples == 0 &&
          s.message().find("sample has no timestamp") != std::string::npos;
 }
 
 // The checks a plain scrape must pass once parsed.
-Status check_point(const std::string& name, const ParseStats& stats, const ReplaySink& sink,
+Status check_point(const std::string& name, const expfmt::StreamStats& stats, const ReplaySink& sink,
                    const std::string& first_error) {
   if (stats.timestamped > 0) {
     return invalid_argument(first_error.substr(0, first_error.find(": sample")) + ": no timestamp, but " +
@@ -104,11 +104,11 @@ int64_t mtime_ms(const std::string& path) {
 
 }  // namespace
 
-Result<SignalSet> load_replay(const std::string& path, ReplayInfo& info, const ParseLimits& limits) {
+Result<SignalSet> load_replay(const std::string& path, ReplayInfo& info, const expfmt::StreamLimits& limits) {
   {
     ReplaySink sink;
-    OpenMetricsParser parser(path, sink, limits);
-    Status s = parse_file(path, parser);
+    expfmt::StreamParser parser(path, sink, limits);
+    Status s = expfmt::parse_file(path, parser);
     info.stats = parser.stats();
     if (s) {
       if (info.stats.samples == 0) return invalid_argument(path + ": no samples of any metric diagnosis knows");
@@ -119,9 +119,9 @@ Result<SignalSet> load_replay(const std::string& path, ReplayInfo& info, const P
     info.point_in_time = true;
     ReplaySink point;
     point.point_in_time();
-    OpenMetricsParser again(path, point, limits);
+    expfmt::StreamParser again(path, point, limits);
     again.start_scrape(mtime_ms(path));
-    Status p = parse_file(path, again);
+    Status p = expfmt::parse_file(path, again);
     info.stats = again.stats();
     if (!p) return p;
     if (Status c = check_point(path, info.stats, point, s.message()); !c) return c;
@@ -131,9 +131,9 @@ Result<SignalSet> load_replay(const std::string& path, ReplayInfo& info, const P
 }
 
 Result<SignalSet> load_replay_text(std::string_view text, std::string_view name, ReplayInfo& info,
-                                   const ParseLimits& limits, int64_t at_ms) {
+                                   const expfmt::StreamLimits& limits, int64_t at_ms) {
   ReplaySink sink;
-  OpenMetricsParser parser(std::string(name), sink, limits);
+  expfmt::StreamParser parser(std::string(name), sink, limits);
   Status s = parser.feed(text);
   if (s) s = parser.finish();
   info.stats = parser.stats();
@@ -145,7 +145,7 @@ Result<SignalSet> load_replay_text(std::string_view text, std::string_view name,
   info.point_in_time = true;
   ReplaySink point;
   point.point_in_time();
-  OpenMetricsParser again(std::string(name), point, limits);
+  expfmt::StreamParser again(std::string(name), point, limits);
   again.start_scrape(at_ms);
   Status p = again.feed(text);
   if (p) p = again.finish();

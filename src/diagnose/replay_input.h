@@ -23,24 +23,24 @@
 
 #include <string>
 
-#include "diagnose/openmetrics_parser.h"
+#include "expfmt/stream_parser.h"
 #include "diagnose/signals.h"
 #include "util/status.h"
 
 namespace gpulens::diagnose {
 
 struct ReplayInfo {
-  ParseStats stats;
+  expfmt::StreamStats stats;
   size_t known_series = 0;     // series mapped onto signals
   size_t unknown_series = 0;   // series of known families the mapping declined (e.g. loopback NIC)
   bool point_in_time = false;  // a plain scrape, without timestamps
 };
 
-Result<SignalSet> load_replay(const std::string& path, ReplayInfo& info, const ParseLimits& limits = {});
+Result<SignalSet> load_replay(const std::string& path, ReplayInfo& info, const expfmt::StreamLimits& limits = {});
 
 // The same from text in memory (tests); `at_ms` is the time of a plain
 // scrape's samples.
 Result<SignalSet> load_replay_text(std::string_view text, std::string_view name, ReplayInfo& info,
-                                   const ParseLimits& limits = {}, int64_t at_ms = 0);
+                                   const expfmt::StreamLimits& limits = {}, int64_t at_ms = 0);
 
 }  // namespace gpulens::diagnose

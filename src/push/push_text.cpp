@@ -1,59 +1,33 @@
-// Prometheus text format 0.0.4 bodies, as the Pushgateway reads them.
+// Prometheus text format 0.0.4 bodies, as the Pushgateway reads them: the
+// grammar is expfmt/text.h's; what a push may not carry (timestamps, CR,
+// reserved names, a second TYPE) and the messages are the push route's.
 #include <algorithm>
-#include <cctype>
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
 #include <set>
 #include <unordered_map>
 
+#include "expfmt/text.h"
 #include "push/push_body.h"
 
 namespace gpulens::push {
 namespace {
 
-bool name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':'; }
-bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':'; }
-bool label_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool label_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-bool blank(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view skip_blanks(std::string_view s) {
-  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
-  return s;
-}
-
-std::string_view take_token(std::string_view& s) {
-  s = skip_blanks(s);
-  size_t n = 0;
-  while (n < s.size() && !blank(s[n])) ++n;
-  std::string_view t = s.substr(0, n);
-  s.remove_prefix(n);
-  return t;
-}
-
-// Go's ParseFloat accepts NaN, +Inf, -Inf (and Inf) in any case.
-bool parse_value(std::string_view t, double& v) {
-  if (t.empty()) return false;
-  std::string_view u = t.front() == '+' || t.front() == '-' ? t.substr(1) : t;
-  auto ieq = [](std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (std::tolower(static_cast<unsigned char>(a[i])) != b[i]) return false;
-    }
-    return true;
-  };
-  if (ieq(u, "inf") || ieq(u, "infinity")) {
-    v = t.front() == '-' ? -INFINITY : INFINITY;
-    return true;
+std::string push_label_problem(const expfmt::LabelError& e, const PushLimits& limits) {
+  const std::string label(e.label);
+  switch (e.problem) {
+    case expfmt::LabelProblem::kNone: break;
+    case expfmt::LabelProblem::kBadName: return "invalid label name starting with '" + std::string(1, e.found) + "'";
+    case expfmt::LabelProblem::kNoEquals: return "expected '=' after label " + label;
+    case expfmt::LabelProblem::kNotQuoted: return "label " + label + ": value must be quoted";
+    case expfmt::LabelProblem::kBadEscape: return "label " + label + ": invalid escape \\" + std::string(1, e.found);
+    case expfmt::LabelProblem::kUnterminatedValue: return "label " + label + ": unterminated value";
+    case expfmt::LabelProblem::kNoSeparator: return "expected ',' or '}' in the label set";
+    case expfmt::LabelProblem::kTooLong:
+      return "label " + label + " longer than " + std::to_string(limits.max_label_length) + " bytes (push.max_label_length)";
+    case expfmt::LabelProblem::kTooMany:
+      return "more than " + std::to_string(limits.max_labels) + " labels (push.max_labels)";
+    case expfmt::LabelProblem::kDuplicate: return "label " + label + " appears twice";
   }
-  if (ieq(u, "nan")) {
-    v = NAN;
-    return true;
-  }
-  const char* b = t.data() + (t.front() == '+' ? 1 : 0);
-  auto [p, ec] = std::from_chars(b, t.data() + t.size(), v);
-  return ec == std::errc() && p == t.data() + t.size();
+  return "unterminated label set";
 }
 
 }  // namespace
@@ -71,6 +45,9 @@ Result<std::vector<PushedSample>> parse_text_body(std::string_view body, const P
   std::set<std::string> series_keys;
   size_t line_no = 0;
   std::string key;
+  const expfmt::LabelLimits label_limits{limits.max_labels, limits.max_label_length, limits.max_label_length};
+  expfmt::SampleLine line_parts;
+  expfmt::OwnedLabels labels;
   while (!body.empty()) {
     ++line_no;
     const size_t nl = body.find('\n');
@@ -80,20 +57,20 @@ Result<std::vector<PushedSample>> parse_text_body(std::string_view body, const P
       return invalid_argument("line " + std::to_string(line_no) + ": " + problem);
     };
     if (line.find('\r') != std::string_view::npos) return fail("carriage return in line (lines end with \\n only)");
-    std::string_view s = skip_blanks(line);
+    std::string_view s = line;
+    while (!s.empty() && expfmt::blank(s.front())) s.remove_prefix(1);
     if (s.empty()) continue;
     if (s.front() == '#') {
-      s.remove_prefix(1);
-      std::string_view kw = take_token(s);
-      if (kw != "HELP" && kw != "TYPE") continue;  // a free comment
-      std::string_view name = take_token(s);
-      if (name.empty() || !name_start(name[0])) return fail("# " + std::string(kw) + " without a valid metric name");
-      for (char c : name) {
-        if (!name_char(c)) return fail("invalid metric name \"" + std::string(name) + "\"");
+      const expfmt::Comment c = expfmt::parse_comment(s);
+      if (c.kind != expfmt::Comment::kHelp && c.kind != expfmt::Comment::kType) continue;  // a free comment
+      const std::string kw = c.kind == expfmt::Comment::kHelp ? "HELP" : "TYPE";
+      if (c.name.empty() || !expfmt::metric_name_start(c.name[0])) return fail("# " + kw + " without a valid metric name");
+      for (char ch : c.name) {
+        if (!expfmt::metric_name_char(ch)) return fail("invalid metric name \"" + std::string(c.name) + "\"");
       }
-      std::string n(name);
-      if (kw == "TYPE") {
-        std::string_view type = take_token(s);
+      std::string n(c.name);
+      if (c.kind == expfmt::Comment::kType) {
+        const std::string_view type = c.text.substr(0, std::min(c.text.find_first_of(" \t"), c.text.size()));
         if (type != "counter" && type != "gauge" && type != "histogram" && type != "summary" && type != "untyped") {
           return fail("unknown metric type \"" + std::string(type) + "\" for " + n);
         }
@@ -105,79 +82,42 @@ Result<std::vector<PushedSample>> parse_text_body(std::string_view body, const P
       }
       continue;
     }
-    // Sample: name [{labels}] value [timestamp]
-    size_t i = 0;
-    if (!name_start(s[0])) return fail("expected a metric name, found '" + std::string(1, s[0]) + "'");
-    while (i < s.size() && name_char(s[i])) ++i;
+    // Sample: name [{labels}] value; its label set is judged before its value.
+    const expfmt::LineProblem problem = expfmt::split_sample(s, line_parts);
+    if (problem == expfmt::LineProblem::kNoName) {
+      return fail("expected a metric name, found '" + std::string(1, s[0]) + "'");
+    }
+    if (problem == expfmt::LineProblem::kUnterminatedLabelSet) {
+      // No closing brace: the labels up to the line's end say what is wrong.
+      const expfmt::LabelError e = expfmt::parse_labels(s.substr(s.find('{') + 1), label_limits, labels);
+      return fail(e ? push_label_problem(e, limits) : "unterminated label set");
+    }
+    if (const expfmt::LabelError e = expfmt::parse_labels(line_parts.labels, label_limits, labels); e) {
+      return fail(push_label_problem(e, limits));
+    }
     PushedSample sample;
     sample.where = "line " + std::to_string(line_no);
-    sample.name = std::string(s.substr(0, i));
-    s.remove_prefix(i);
-    s = skip_blanks(s);
-    if (!s.empty() && s.front() == '{') {
-      s.remove_prefix(1);
-      for (;;) {
-        s = skip_blanks(s);
-        if (s.empty()) return fail("unterminated label set");
-        if (s.front() == '}') {
-          s.remove_prefix(1);
-          break;
-        }
-        size_t j = 0;
-        if (!label_start(s[0])) return fail("invalid label name starting with '" + std::string(1, s[0]) + "'");
-        while (j < s.size() && label_char(s[j])) ++j;
-        std::string lname(s.substr(0, j));
-        s = skip_blanks(s.substr(j));
-        if (s.empty() || s.front() != '=') return fail("expected '=' after label " + lname);
-        s = skip_blanks(s.substr(1));
-        if (s.empty() || s.front() != '"') return fail("label " + lname + ": value must be quoted");
-        s.remove_prefix(1);
-        std::string value;
-        bool closed = false;
-        while (!s.empty()) {
-          char c = s.front();
-          s.remove_prefix(1);
-          if (c == '"') {
-            closed = true;
-            break;
-          }
-          if (c == '\\') {
-            if (s.empty()) break;
-            char e = s.front();
-            s.remove_prefix(1);
-            if (e == 'n') value += '\n';
-            else if (e == '\\' || e == '"') value += e;
-            else return fail("label " + lname + ": invalid escape \\" + std::string(1, e));
-          } else {
-            value += c;
-          }
-          if (value.size() > limits.max_label_length) break;
-        }
-        if (value.size() > limits.max_label_length || lname.size() > limits.max_label_length) {
-          return fail("label " + lname.substr(0, 64) + " longer than " + std::to_string(limits.max_label_length) +
-                      " bytes (push.max_label_length)");
-        }
-        if (!closed) return fail("label " + lname + ": unterminated value");
-        if (lname.starts_with("__")) return fail("label name " + lname + " is reserved");
-        for (const auto& [n, v] : sample.labels) {
-          if (n == lname) return fail("label " + lname + " appears twice");
-        }
-        sample.labels.emplace_back(std::move(lname), std::move(value));
-        if (sample.labels.size() > limits.max_labels) {
-          return fail("more than " + std::to_string(limits.max_labels) + " labels (push.max_labels)");
-        }
-        s = skip_blanks(s);
-        if (!s.empty() && s.front() == ',') s.remove_prefix(1);
-        else if (s.empty() || s.front() != '}') return fail("expected ',' or '}' in the label set");
-      }
+    sample.name = std::string(line_parts.name);
+    switch (problem) {
+      case expfmt::LineProblem::kNone: break;
+      case expfmt::LineProblem::kNoValue: return fail("sample " + sample.name + " has no value");
+      case expfmt::LineProblem::kNoSpace: return fail("sample " + sample.name + ": expected a space before the value");
+      case expfmt::LineProblem::kBadValue:
+        return fail("sample " + sample.name + ": invalid value \"" + std::string(line_parts.value_text) + "\"");
+      case expfmt::LineProblem::kTrailingText:
+      case expfmt::LineProblem::kNoName:
+      case expfmt::LineProblem::kUnterminatedLabelSet:
+        return fail("sample " + sample.name + " carries a timestamp; pushed samples must not (the agent stamps them)");
     }
-    std::string_view vt = take_token(s);
-    if (vt.empty()) return fail("sample " + sample.name + " has no value");
-    if (!parse_value(vt, sample.value)) return fail("sample " + sample.name + ": invalid value \"" + std::string(vt) + "\"");
-    if (!take_token(s).empty()) {
+    if (!line_parts.timestamp_text.empty() || !line_parts.exemplar.empty()) {
       return fail("sample " + sample.name + " carries a timestamp; pushed samples must not (the agent stamps them)");
     }
-    if (!skip_blanks(s).empty()) return fail("unexpected text after the value");
+    sample.value = line_parts.value;
+    for (const auto& [n, v] : labels) {
+      if (n.starts_with("__")) return fail("label name " + n + " is reserved");
+    }
+    sample.labels = std::move(labels);
+    labels.clear();
     // The family a sample belongs to, for its TYPE.
     auto family_type = [&](const std::string& n) -> std::string {
       if (auto it = types.find(n); it != types.end()) return it->second;

@@ -7,7 +7,7 @@
 #include <map>
 #include <optional>
 
-#include "diagnose/openmetrics_parser.h"
+#include "expfmt/stream_parser.h"
 
 #include "model/series.h"
 
@@ -341,7 +341,7 @@ std::optional<double> ratio_of_increases(std::pair<double, double> before, std::
 
 namespace {
 
-class PageSink final : public diagnose::MetricSink {
+class PageSink final : public expfmt::SeriesSink {
  public:
   PageSink(std::string_view endpoint, std::string_view pid) : endpoint_(endpoint), pid_(pid) {}
   int64_t on_series(std::string_view name, diagnose::LabelSpan labels) override {
@@ -383,7 +383,7 @@ class PageSink final : public diagnose::MetricSink {
 
 Result<std::vector<PageValue>> map_page(std::string_view page, std::string_view endpoint, std::string_view pid) {
   PageSink sink(endpoint, pid);
-  diagnose::OpenMetricsParser parser(std::string(endpoint), sink);
+  expfmt::StreamParser parser(std::string(endpoint), sink);
   parser.start_scrape(0);
   Status s = parser.feed(page);
   if (s) s = parser.finish();

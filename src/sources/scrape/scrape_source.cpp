@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "diagnose/openmetrics_parser.h"
+#include "expfmt/stream_parser.h"
 #include "model/label_rules.h"
 #include "model/series_budget.h"
 #include "sources/scrape/catalog_targets.h"
@@ -157,7 +157,7 @@ struct ScrapeBudget {
 // family on one slot combined by their target's rule (summed CPU seconds
 // over CPUs), another family landing on a taken slot ignored (two DCGM
 // names of one field).
-class TargetSink final : public diagnose::MetricSink {
+class TargetSink final : public expfmt::SeriesSink {
  public:
   TargetSink(SeriesRegistry& registry, GpuJoin& gpus, std::string target, const ScrapeOptions& o,
              ScrapeBudget& budget)
@@ -642,8 +642,8 @@ class Target {
   }
 
  private:
-  std::unique_ptr<diagnose::OpenMetricsParser> make_parser() {
-    diagnose::ParseLimits limits;
+  std::unique_ptr<expfmt::StreamParser> make_parser() {
+    expfmt::StreamLimits limits;
     limits.max_bytes = ~0ull;           // the client bounds the body
     // Mapped series remembered across scrapes (their handles): a few times
     // the series budget, so that a target rotating label values starts
@@ -651,7 +651,7 @@ class Target {
     limits.max_series = std::max<uint64_t>(16 * static_cast<uint64_t>(options_.max_series), 20'000);
     limits.max_ignored_series = 100'000;
     parser_limit_ = limits.max_series;
-    return std::make_unique<diagnose::OpenMetricsParser>(shown_, *sink_, limits);
+    return std::make_unique<expfmt::StreamParser>(shown_, *sink_, limits);
   }
 
   // One scrape; `why` is the reason a failed one gives
@@ -815,7 +815,7 @@ class Target {
   HttpCancel cancel_;
   std::unique_ptr<HttpClient> client_;
   std::unique_ptr<TargetSink> sink_;
-  std::unique_ptr<diagnose::OpenMetricsParser> parser_;
+  std::unique_ptr<expfmt::StreamParser> parser_;
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -1,65 +1,26 @@
-// OpenMetrics text parser: line splitting, series lookup, label and number
-// parsing. The series text is looked up before any label is parsed, so a
-// series costs label parsing once, not once per sample.
-#include "diagnose/openmetrics_parser.h"
+// The streaming reader: line splitting within the bounds, series lookup,
+// sample and label parsing through expfmt/text.h. The series text is looked
+// up before any label is parsed, so a series costs label parsing once, not
+// once per sample.
+#include "expfmt/stream_parser.h"
 
 #include <zlib.h>
 
-#include <charconv>
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
 
-namespace gpulens::diagnose {
-namespace {
+namespace gpulens::expfmt {
 
-bool name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':'; }
-bool name_char(char c) { return name_start(c) || (c >= '0' && c <= '9'); }
-
-// Parses a number as OpenMetrics writes it (also +Inf, -Inf, NaN).
-bool parse_number(std::string_view s, double& out) {
-  if (s.empty()) return false;
-  if (s[0] == '+') s.remove_prefix(1);
-  if (s == "Inf" || s == "inf") { out = std::numeric_limits<double>::infinity(); return true; }
-  if (s == "-Inf" || s == "-inf") { out = -std::numeric_limits<double>::infinity(); return true; }
-  if (s == "NaN" || s == "nan") { out = std::numeric_limits<double>::quiet_NaN(); return true; }
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-// Finds the '}' closing a label set that starts after `p`, honouring quotes.
-// Returns npos when there is none.
-size_t find_label_end(std::string_view line, size_t p) {
-  while (p < line.size()) {
-    const char c = line[p];
-    if (c == '}') return p;
-    if (c == '"') {
-      ++p;
-      while (p < line.size() && line[p] != '"') p += line[p] == '\\' ? 2 : 1;
-      if (p >= line.size()) return std::string_view::npos;
-    }
-    ++p;
-  }
-  return std::string_view::npos;
-}
-
-}  // namespace
-
-bool timestamp_to_ms(double ts, int64_t& out_ms) {
-  if (!std::isfinite(ts) || ts < 0) return false;
-  const double ms = ts > 1e11 ? ts : ts * 1000.0;
-  if (ms > static_cast<double>(kMaxTimestampMs)) return false;
-  out_ms = ts > 1e11 ? static_cast<int64_t>(ms) : static_cast<int64_t>(std::llround(ms));
-  return true;
-}
-
-Status OpenMetricsParser::error(std::string_view problem) const {
+Status StreamParser::error(std::string_view problem) const {
   return invalid_argument(filename_ + ":" + std::to_string(stats_.lines) + ": " + std::string(problem));
 }
 
-Status OpenMetricsParser::feed(std::string_view chunk) {
+Status StreamParser::feed(std::string_view chunk) {
   stats_.bytes += chunk.size();
   if (stats_.bytes > limits_.max_bytes) {
     return invalid_argument(filename_ + ": input larger than " + std::to_string(limits_.max_bytes) +
@@ -100,7 +61,7 @@ Status OpenMetricsParser::feed(std::string_view chunk) {
   return Status::ok();
 }
 
-Status OpenMetricsParser::finish() {
+Status StreamParser::finish() {
   if (!carry_.empty()) {
     ++stats_.lines;
     std::string line = std::move(carry_);
@@ -126,18 +87,10 @@ Status OpenMetricsParser::finish() {
   return Status::ok();
 }
 
-Status OpenMetricsParser::parse_timestamp(std::string_view ts_text, int64_t& t_ms) const {
+Status StreamParser::parse_timestamp(std::string_view ts_text, int64_t& t_ms) const {
   if (ts_text.empty()) return error("sample has no timestamp (recordings need one on every sample)");
-  if (const size_t sp2 = ts_text.find(' '); sp2 != ts_text.npos) {
-    if (ts_text.substr(sp2 + 1).starts_with('#')) {
-      ts_text = ts_text.substr(0, sp2);  // exemplar: ignored
-    } else {
-      return error("unexpected text after the timestamp");
-    }
-  }
-  if (ts_text.starts_with('#')) return error("sample has no timestamp (recordings need one on every sample)");
   double ts = 0;
-  if (!parse_number(ts_text, ts)) return error("bad timestamp \"" + std::string(ts_text) + "\"");
+  if (!parse_float(ts_text, ts)) return error("bad timestamp \"" + std::string(ts_text) + "\"");
   if (!timestamp_to_ms(ts, t_ms)) {
     return error("timestamp \"" + std::string(ts_text) +
                  "\" out of range (expected Unix seconds or milliseconds, 1970 .. 9999)");
@@ -145,62 +98,70 @@ Status OpenMetricsParser::parse_timestamp(std::string_view ts_text, int64_t& t_m
   return Status::ok();
 }
 
-void OpenMetricsParser::start_scrape(int64_t t_ms) {
+Status StreamParser::label_error(const LabelError& e) const {
+  const std::string label(e.label);
+  switch (e.problem) {
+    case LabelProblem::kNone: break;
+    case LabelProblem::kBadName: return error("bad label name");
+    case LabelProblem::kNoEquals:
+    case LabelProblem::kNotQuoted: return error("expected =\"...\" after label " + label);
+    case LabelProblem::kBadEscape: return error("label " + label + ": bad escape \\" + std::string(1, e.found));
+    case LabelProblem::kUnterminatedValue: return error("unterminated label value");
+    case LabelProblem::kNoSeparator: return error("expected ',' or '}' after label " + label);
+    case LabelProblem::kTooLong:
+      return error("label " + label + " longer than " +
+                   std::to_string(std::min(limits_.labels.max_name_bytes, limits_.labels.max_value_bytes)) + " bytes");
+    case LabelProblem::kTooMany: return error("more than " + std::to_string(limits_.labels.max_labels) + " labels");
+    case LabelProblem::kDuplicate: return error("label " + label + " appears twice");
+  }
+  return Status::ok();
+}
+
+void StreamParser::start_scrape(int64_t t_ms) {
   scrape_time_ms_ = t_ms;
   const uint64_t series = stats_.series, ignored = stats_.ignored_series;
-  stats_ = ParseStats{};
+  stats_ = StreamStats{};
   stats_.series = series;
   stats_.ignored_series = ignored;
   carry_.clear();
   after_eof_ = false;
 }
 
-Status OpenMetricsParser::parse_line(std::string_view line) {
+Status StreamParser::parse_line(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (line.empty()) return Status::ok();
   if (after_eof_) return error("content after \"# EOF\"");
   if (line[0] == '#') {
-    if (line == "# EOF") {
+    if (parse_comment(line).kind == Comment::kEof) {
       stats_.saw_eof = true;
       after_eof_ = true;
     }
     return Status::ok();
   }
-  if (!name_start(line[0])) return error("expected a metric name");
-  size_t p = 1;
-  while (p < line.size() && name_char(line[p])) ++p;
-  size_t key_end = p;
-  if (p < line.size() && line[p] == '{') {
-    const size_t close = find_label_end(line, p + 1);
-    if (close == std::string_view::npos) return error("unterminated label set");
-    key_end = close + 1;
+  SampleLine& sample = sample_;
+  switch (split_sample(line, sample)) {
+    case LineProblem::kNone: break;
+    case LineProblem::kNoName: return error("expected a metric name");
+    case LineProblem::kUnterminatedLabelSet: return error("unterminated label set");
+    case LineProblem::kNoSpace:
+    case LineProblem::kNoValue: return error("expected a space before the value");
+    case LineProblem::kBadValue: return error("bad value \"" + std::string(sample.value_text) + "\"");
+    case LineProblem::kTrailingText: return error("unexpected text after the timestamp");
   }
-  if (key_end >= line.size() || line[key_end] != ' ') return error("expected a space before the value");
-  const std::string_view key = line.substr(0, key_end);
-
-  // value [timestamp] [# exemplar]
-  std::string_view rest = line.substr(key_end + 1);
-  const size_t sp = rest.find(' ');
-  const std::string_view value_text = rest.substr(0, sp);
-  double value = 0;
-  if (!parse_number(value_text, value)) return error("bad value \"" + std::string(value_text) + "\"");
+  const std::string_view key = sample.series;
+  const double value = sample.value;
   int64_t t_ms = scrape_time_ms_;
-  std::string_view ts_text = sp == rest.npos ? std::string_view() : rest.substr(sp + 1);
   if (scrape_time_ms_ >= 0) {
     // A scrape: an optional timestamp is not ours to keep (the agent samples
     // at its own time), an exemplar is skipped.
-    if (!ts_text.empty() && !ts_text.starts_with('#')) {
+    if (!sample.timestamp_text.empty()) {
       ++stats_.timestamped;
-      const size_t sp2 = ts_text.find(' ');
       double ignored = 0;
-      if (!parse_number(ts_text.substr(0, sp2), ignored)) {
-        return error("bad timestamp \"" + std::string(ts_text.substr(0, sp2)) + "\"");
-      }
-      if (sp2 != ts_text.npos && !ts_text.substr(sp2 + 1).starts_with('#')) {
-        return error("unexpected text after the timestamp");
+      if (!parse_float(sample.timestamp_text, ignored)) {
+        return error("bad timestamp \"" + std::string(sample.timestamp_text) + "\"");
       }
     }
-  } else if (Status s = parse_timestamp(ts_text, t_ms); !s) {
+  } else if (Status s = parse_timestamp(sample.timestamp_text, t_ms); !s) {
     return s;
   }
 
@@ -209,35 +170,8 @@ Status OpenMetricsParser::parse_line(std::string_view line) {
     handle = it->second;
   } else {
     // New series: parse its labels once.
-    label_buf_.clear();
-    const std::string_view name = line.substr(0, p);
-    if (key_end > p) {
-      size_t q = p + 1;
-      const size_t close = key_end - 1;
-      while (q < close) {
-        if (line[q] == ',' || line[q] == ' ') { ++q; continue; }
-        if (!name_start(line[q]) || line[q] == ':') return error("bad label name");
-        const size_t n0 = q;
-        while (q < close && name_char(line[q])) ++q;
-        const std::string_view lname = line.substr(n0, q - n0);
-        if (q + 1 >= close || line[q] != '=' || line[q + 1] != '"')
-          return error("expected =\"...\" after label " + std::string(lname));
-        q += 2;
-        std::string lval;
-        while (q < close && line[q] != '"') {
-          if (line[q] == '\\' && q + 1 < close) {
-            const char e = line[q + 1];
-            lval.push_back(e == 'n' ? '\n' : e);
-            q += 2;
-          } else {
-            lval.push_back(line[q++]);
-          }
-        }
-        if (q >= close) return error("unterminated label value");
-        ++q;
-        label_buf_.emplace_back(std::string(lname), std::move(lval));
-      }
-    }
+    if (const LabelError e = parse_labels(sample.labels, limits_.labels, label_buf_); e) return label_error(e);
+    const std::string_view name = sample.name;
     label_views_.clear();
     for (const auto& [k, v] : label_buf_) label_views_.emplace_back(k, v);
     handle = sink_.on_series(name, label_views_);
@@ -275,7 +209,7 @@ namespace {
 // Feeds a gzip stream (one member or several, as `cat a.gz b.gz` makes)
 // to the parser; `head` holds the bytes already read from `f`. A stream cut
 // short gives what it holds, with a warning; corrupt data is an error.
-Status parse_gzip(const std::string& path, FILE* f, std::string head, OpenMetricsParser& parser,
+Status feed_gzip_file(const std::string& path, FILE* f, std::string head, StreamParser& parser,
                   std::vector<std::string>& warnings) {
   z_stream z{};
   if (inflateInit2(&z, 15 + 16) != Z_OK) return internal_error("zlib: cannot start a gzip stream");
@@ -317,7 +251,7 @@ Status parse_gzip(const std::string& path, FILE* f, std::string head, OpenMetric
 
 }  // namespace
 
-Status parse_file(const std::string& path, OpenMetricsParser& parser) {
+Status parse_file(const std::string& path, StreamParser& parser) {
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) return io_error("cannot open " + path + ": " + std::strerror(errno));
   // gzip by its magic bytes, whatever the name.
@@ -325,7 +259,7 @@ Status parse_file(const std::string& path, OpenMetricsParser& parser) {
   head.resize(std::fread(head.data(), 1, 2, f.get()));
   if (head.size() == 2 && static_cast<uint8_t>(head[0]) == 0x1f && static_cast<uint8_t>(head[1]) == 0x8b) {
     std::vector<std::string> warnings;
-    if (Status s = parse_gzip(path, f.get(), head, parser, warnings); !s) return s;
+    if (Status s = feed_gzip_file(path, f.get(), head, parser, warnings); !s) return s;
     Status s = parser.finish();
     for (auto& w : warnings) parser.add_warning(std::move(w));
     return s;
@@ -348,4 +282,4 @@ Status parse_file(const std::string& path, OpenMetricsParser& parser) {
   return parser.finish();
 }
 
-}  // namespace gpulens::diagnose
+}  // namespace gpulens::expfmt
