@@ -57,6 +57,8 @@ int run_diagnose(int argc, char** argv) {
                                        "warning (default), critical, info, never")
       ->check(CLI::IsMember({"info", "warning", "critical", "never"}));
   expfmt::StreamLimits limits;
+  limits.series_advice = "raise --max-series, or split the input";
+  limits.samples_advice = "raise --max-samples, or use a shorter recording";
   app.add_option("--max-series", limits.max_series,
                  "most distinct series of the families diagnosis reads; more is an error (default 100000)")
       ->check(CLI::PositiveNumber);

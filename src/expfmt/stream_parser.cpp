@@ -15,6 +15,12 @@
 #include <memory>
 
 namespace gpulens::expfmt {
+namespace {
+
+// " (advice)", or nothing.
+std::string advice(std::string_view text) { return text.empty() ? std::string() : " (" + std::string(text) + ")"; }
+
+}  // namespace
 
 Status StreamParser::error(std::string_view problem) const {
   return invalid_argument(filename_ + ":" + std::to_string(stats_.lines) + ": " + std::string(problem));
@@ -177,8 +183,8 @@ Status StreamParser::parse_line(std::string_view line) {
     handle = sink_.on_series(name, label_views_);
     if (handle >= 0) {
       if (stats_.series >= limits_.max_series) {
-        return error("more than " + std::to_string(limits_.max_series) +
-                     " distinct series of the families diagnosis reads (raise --max-series, or split the input)");
+        return error("more than " + std::to_string(limits_.max_series) + " distinct series of the families read" +
+                     advice(limits_.series_advice));
       }
       ++stats_.series;
       series_.emplace(std::string(key), handle);
@@ -195,8 +201,8 @@ Status StreamParser::parse_line(std::string_view line) {
     ++stats_.ignored_samples;
   } else {
     if (stats_.samples >= limits_.max_samples) {
-      return error("more than " + std::to_string(limits_.max_samples) +
-                   " samples of the families diagnosis reads (raise --max-samples, or use a shorter recording)");
+      return error("more than " + std::to_string(limits_.max_samples) + " samples of the families read" +
+                   advice(limits_.samples_advice));
     }
     ++stats_.samples;
     sink_.on_sample(handle, t_ms, value);

@@ -62,6 +62,9 @@ struct StreamLimits {
   uint64_t max_samples = 75'000'000;       // samples diagnosis stores (16 B each, 1.2 GB)
   uint64_t max_ignored_series = 1'000'000; // ignored series remembered (beyond: re-parsed per line)
   LabelLimits labels;                      // per label set (unbounded but by the line by default)
+  // What the caller's user can do about a limit, appended to its error
+  // ("raise --max-series, or split the input"); "" adds nothing.
+  std::string_view series_advice, samples_advice;
 };
 
 struct StreamStats {

@@ -31,28 +31,6 @@ Labels::Labels(std::initializer_list<std::pair<std::string_view, std::string_vie
   for (const auto& [name, value] : pairs) set(name, value);
 }
 
-LabelCheck Labels::assign_checked(std::vector<std::pair<std::string, std::string>> pairs,
-                                  const LabelLimits& limits, LabelKind kind) {
-  labels_.clear();
-  LabelCheck check = check_labels(pairs, limits, kind);
-  if (!check) return check;
-  labels_.reserve(pairs.size());
-  for (auto& [name, value] : pairs) labels_.push_back({std::move(name), std::move(value)});
-  std::sort(labels_.begin(), labels_.end());
-  return check;
-}
-
-LabelCheck Labels::assign_checked(std::span<const std::pair<std::string_view, std::string_view>> pairs,
-                                  const LabelLimits& limits, LabelKind kind) {
-  labels_.clear();
-  LabelCheck check = check_labels(pairs, limits, kind);
-  if (!check) return check;
-  labels_.reserve(pairs.size());
-  for (const auto& [name, value] : pairs) labels_.push_back({std::string(name), std::string(value)});
-  std::sort(labels_.begin(), labels_.end());
-  return check;
-}
-
 void Labels::set(std::string_view name, std::string_view value) {
   auto it = labels_lower_bound(labels_, name);
   const auto i = static_cast<size_t>(it - labels_.begin());

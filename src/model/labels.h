@@ -10,14 +10,13 @@
 //   l.set("mode", "user");                     // inserts in name order
 //   l.get("link");                             // "3"; "" when absent
 //   std::string text = l.render();             // link="3",mode="user"
-//   Labels p;
-//   LabelCheck c = p.assign_checked(pairs, limits);   // from outside: push, scrape
 //
-// Names set in-process are the agent's own and are not checked; labels that
-// come from outside (a push body, a scraped page) go through assign_checked(),
-// which applies model/label_rules.h: the name grammar [a-zA-Z_][a-zA-Z0-9_]*,
-// UTF-8 values, lengths, and no name twice. set() on a name already present
-// replaces its value: one name, one value, always.
+// Names set here are not checked: labels that come from outside (a push
+// body, a scraped page) pass check_labels() (model/label_rules.h: the name
+// grammar [a-zA-Z_][a-zA-Z0-9_]*, UTF-8 values, lengths, no name twice) at
+// the boundary, in push_store and the scrape source, before any of them is
+// set here. set() on a name already present replaces its value: one name,
+// one value, always.
 //
 // Thread-safety: a value type; const use from several threads is safe.
 #pragma once
@@ -30,8 +29,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include "model/label_rules.h"
 
 namespace gpulens {
 
@@ -51,14 +48,6 @@ class Labels {
   Labels() = default;
   // In-process label sets; a later pair with the same name replaces an earlier one.
   Labels(std::initializer_list<std::pair<std::string_view, std::string_view>> pairs);
-
-  // Replaces the contents with `pairs` when they pass check_labels() (name
-  // grammar and reserved names for `kind`, UTF-8, lengths, count, no
-  // duplicates); on a problem the labels are left empty and the check says why.
-  LabelCheck assign_checked(std::vector<std::pair<std::string, std::string>> pairs, const LabelLimits& limits,
-                            LabelKind kind = LabelKind::kUntyped);
-  LabelCheck assign_checked(std::span<const std::pair<std::string_view, std::string_view>> pairs,
-                            const LabelLimits& limits, LabelKind kind = LabelKind::kUntyped);
 
   // Sets `name` to `value`, inserting it in name order or replacing its value.
   void set(std::string_view name, std::string_view value);

@@ -66,25 +66,6 @@ TEST(Labels, RenderEscapesAndRoundTripsThroughUnescaping) {
   EXPECT_EQ(l.get("pod"), odd);  // stored unescaped
 }
 
-TEST(Labels, CheckedAssignmentRefusesDuplicatesAndBadNames) {
-  const LabelLimits lim;
-  Labels l;
-  LabelCheck c = l.assign_checked({{"pod", "a"}, {"job", "j"}}, lim);
-  EXPECT_TRUE(c) << c.message;
-  EXPECT_EQ(l.render(), "job=\"j\",pod=\"a\"");
-  c = l.assign_checked({{"pod", "a"}, {"pod", "b"}}, lim);
-  EXPECT_EQ(c.problem, LabelProblem::kDuplicate);
-  EXPECT_TRUE(l.empty());  // nothing half-assigned
-  c = l.assign_checked({{"1pod", "a"}}, lim);
-  EXPECT_EQ(c.problem, LabelProblem::kName);
-  c = l.assign_checked({{"__name__", "x"}}, lim);
-  EXPECT_EQ(c.problem, LabelProblem::kReserved);
-  const std::pair<std::string_view, std::string_view> views[] = {{"le", "1"}, {"engine", "vllm"}};
-  EXPECT_EQ(l.assign_checked(views, lim, LabelKind::kHistogram).problem, LabelProblem::kReserved);
-  EXPECT_TRUE(l.assign_checked(views, lim, LabelKind::kGauge));
-  EXPECT_EQ(l.render(), "engine=\"vllm\",le=\"1\"");
-}
-
 TEST(Labels, OrderingAndHashFollowContent) {
   const Labels a{{"a", "1"}}, b{{"a", "2"}}, c{{"b", "1"}};
   EXPECT_LT(a, b);

@@ -4,7 +4,7 @@
 //   GET /api/v1/history?series=NAME[,NAME...][&gpu=N|node][&range=30m][&step=10s]
 //       JSON, the named catalog series on a common time grid:
 //       {"start":ms,"step":ms,"end":ms,"interval":ms,
-//        "series":[{"name":"gpu_sm_active_ratio","gpu":"0","labels":"","values":[0.87,null,...]}]}
+//        "series":[{"name":"gpu_sm_active_ratio","gpu":"0","labels":{},"values":[0.87,null,...]}]}
 //       Each value is the mean of the samples in its step (counters: their
 //       per-second rate), null where there were none. `range` defaults to
 //       30m and is capped by the history the agent keeps; `step` defaults to

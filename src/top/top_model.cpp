@@ -78,16 +78,9 @@ Status read_current(std::string_view json, TopModel& m) {
     if (auto it = old.find(gpu.index); it != old.end()) {
       for (int l = 0; l < kLayerCount; ++l) gpu.history[l] = std::move(it->second.history[l]);
     }
-    simdjson::dom::object fields;
-    if (!g["fields"].get_object().get(fields)) {
-      for (auto kv : fields) {
-        double v = 0;
-        if (kv.value.get_double().get(v)) continue;
-        gpu.fields.emplace(std::string(kv.key), v);
-      }
-    }
     // Processes and jobs from the series' labels as data.
-    for (const NodeSeries& s : entity_series(g)) {
+    gpu.series = entity_series(g);
+    for (const NodeSeries& s : gpu.series) {
       if (s.name == "gpu_process_memory_used_bytes" || s.name == "gpu_process_sm_util_ratio") {
         TopProcess& p = process_of(m, std::string(s.labels.get("pid")), gpu.index);
         (s.name == "gpu_process_memory_used_bytes" ? p.memory_bytes : p.sm_ratio) = s.value;

@@ -10,7 +10,7 @@
 //   read_findings(findings_body, m);                        // optional
 //
 // Values are in the API's units (ratios 0..1, bytes, °C, W); a field the GPU
-// does not give is absent from `fields`, and get() returns NaN for it.
+// does not give is absent from its `series`, and get() returns NaN for it.
 //
 // Thread-safety: plain data and pure functions.
 #pragma once
@@ -35,11 +35,14 @@ enum Layer : int { kCompute, kMemory, kIo, kHealth, kLayerCount };
 struct TopGpu {
   std::string index, uuid, name;
   std::string job;  // from gpu_job_info: "81234 rank 3", several ", "-joined; "" none
-  std::map<std::string, double, std::less<>> fields;  // series text ("gpu_up", "x{link=\"0\"}") -> value
+  std::vector<NodeSeries> series;  // its current series, labels as data
   std::vector<double> history[kLayerCount];
-  double get(std::string_view key) const {
-    auto it = fields.find(key);
-    return it == fields.end() ? std::nan("") : it->second;
+  // The label-free series `metric`; NaN when absent.
+  double get(std::string_view metric) const {
+    for (const NodeSeries& s : series) {
+      if (s.name == metric && s.labels.empty() && s.part == HistogramPart::kNone) return s.value;
+    }
+    return std::nan("");
   }
 };
 

@@ -187,12 +187,11 @@ std::string gib(double bytes) {
 // The clock-event reasons that cut clocks now ("sw_thermal,hw_slowdown").
 std::string throttled(const TopGpu& g) {
   std::string out;
-  for (const auto& [k, v] : g.fields) {
-    if (!k.starts_with("gpu_clock_event_active{") || v <= 0) continue;
-    const size_t q = k.find('"');
-    const std::string reason = k.substr(q + 1, k.rfind('"') - q - 1);
-    if (reason == "gpu_idle" || reason == "applications_clocks" || reason == "display_clocks") continue;
-    out += (out.empty() ? "" : ",") + reason;
+  for (const NodeSeries& s : g.series) {
+    if (s.name != "gpu_clock_event_active" || s.value <= 0) continue;
+    const std::string_view reason = s.labels.get("reason");
+    if (reason.empty() || reason == "gpu_idle" || reason == "applications_clocks" || reason == "display_clocks") continue;
+    out += (out.empty() ? "" : ",") + std::string(reason);
   }
   return out;
 }

@@ -27,10 +27,10 @@ constexpr const char* kCurrent = R"({"time":"1796129665","simulated":true,
  "node":{"fields":{"host_gpu_process_affinity_info{pid=\"4242\",gpu=\"0\",cpus=\"0-47\",numa_nodes=\"0\"}":1}}})";
 
 constexpr const char* kHistory = R"({"start":0,"step":10000,"end":40000,"interval":1000,"series":[
- {"name":"gpu_sm_active_ratio","gpu":"0","labels":"","values":[0.1,0.5,null,1.0]},
- {"name":"gpu_utilization_ratio","gpu":"1","labels":"","values":[0.0,0.25,0.5,0.75]},
- {"name":"gpu_pcie_rx_bandwidth_util_ratio","gpu":"0","labels":"","values":[0.1,0.9,0.1,0.1]},
- {"name":"gpu_pcie_tx_bandwidth_util_ratio","gpu":"0","labels":"","values":[0.2,0.1,0.1,0.3]}]})";
+ {"name":"gpu_sm_active_ratio","gpu":"0","labels":{},"values":[0.1,0.5,null,1.0]},
+ {"name":"gpu_utilization_ratio","gpu":"1","labels":{},"values":[0.0,0.25,0.5,0.75]},
+ {"name":"gpu_pcie_rx_bandwidth_util_ratio","gpu":"0","labels":{},"values":[0.1,0.9,0.1,0.1]},
+ {"name":"gpu_pcie_tx_bandwidth_util_ratio","gpu":"0","labels":{},"values":[0.2,0.1,0.1,0.3]}]})";
 
 constexpr const char* kFindings = R"({"hosts":[{"host":"h","gpus":[
  {"gpu":"0","uuid":"GPU-a","findings":[],"model":"m","waste_gpu_hours":0,"covered_seconds":1800},
@@ -114,6 +114,26 @@ TEST(TopView, ShowsEveryGpuTheFindingAndTheProcess) {
   EXPECT_NE(s.find("ml/trainer-0"), std::string::npos);
   EXPECT_NE(s.find("0-47 (0)"), std::string::npos);
   EXPECT_EQ(s.find("\033["), std::string::npos);  // no colour unless asked
+}
+
+TEST(TopView, ReadsTheSeriesObjectsTheAgentServes) {
+  // As /api/v1/current writes them now: labels as objects; a histogram part
+  // or a labelled series is not the label-free value of its name.
+  constexpr const char* kSeries = R"({"gpus":[{"gpu":"0","uuid":"GPU-a","name":"NVIDIA H100","series":[
+   {"name":"gpu_up","labels":{},"value":1},
+   {"name":"gpu_temperature_celsius","labels":{},"value":91},
+   {"name":"gpu_power_watts","labels":{},"value":500},
+   {"name":"gpu_power_watts","labels":{"pid":"7"},"value":9},
+   {"name":"gpu_clock_event_active","labels":{"reason":"gpu_idle"},"value":1},
+   {"name":"gpu_clock_event_active","labels":{"reason":"hw_thermal"},"value":1},
+   {"name":"gpu_clock_event_active","labels":{"reason":"sw_power_cap"},"value":0}]}]})";
+  TopModel m;
+  ASSERT_TRUE(read_current(kSeries, m).is_ok());
+  ASSERT_EQ(m.gpus.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.gpus[0].get("gpu_power_watts"), 500);
+  EXPECT_TRUE(std::isnan(m.gpus[0].get("gpu_clock_event_active")));  // only labelled ones
+  const std::string s = joined(render(m, {.width = 160, .height = 0, .origin = "x"}));
+  EXPECT_NE(s.find("91°C 500W hw_thermal"), std::string::npos) << s;
 }
 
 TEST(TopView, EachGpuShowsItsJobs) {
