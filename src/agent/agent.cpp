@@ -267,13 +267,8 @@ std::string Agent::current_json(int only_gpu) {
   // series as objects, their labels as data:
   // {"name":"gpu_clock_event_active","labels":{"reason":"sw_thermal"},"value":0}
   std::vector<std::string> fields(gpus + 1), series_json(gpus + 1);
-  for (uint32_t s = 0; s < registry_.count() && s < live_.size(); ++s) {
-    if (!live_.present(s)) continue;
-    const Series& series = registry_.series(s);
-    const FieldDef& f = field(series.field);
-    if (f.layer == Layer::kAgent) continue;
-    if (series.gpu >= gpus) continue;
-    std::string& dst = fields[series.gpu < 0 ? gpus : series.gpu];
+  for_each_current(registry_, live_, [&](const Series& series, const FieldDef& f, double value, int entity) {
+    std::string& dst = fields[entity];
     if (!dst.empty()) dst += ',';
     // The key as agents have always written it: the series' own labels in
     // exposition text, a histogram's _sum and _count as a leading word.
@@ -287,8 +282,8 @@ std::string Agent::current_json(int only_gpu) {
     }
     append_json_string(dst, key);
     dst += ':';
-    append_json_number(dst, live_.value(s));
-    std::string& obj = series_json[series.gpu < 0 ? gpus : series.gpu];
+    append_json_number(dst, value);
+    std::string& obj = series_json[entity];
     if (!obj.empty()) obj += ',';
     obj += "{\"name\":";
     append_json_string(obj, f.name);
@@ -299,9 +294,9 @@ std::string Agent::current_json(int only_gpu) {
       append_json_string(obj, part);
     }
     obj += ",\"value\":";
-    append_json_number(obj, live_.value(s));
+    append_json_number(obj, value);
     obj += '}';
-  }
+  });
   out += "{\"time\":";
   append_json_string(out, std::to_string(wall_ms() / 1000));
   // The host line of `gpulens snapshot`: the driver of the first GPU that names one.

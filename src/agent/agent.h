@@ -51,6 +51,23 @@ namespace gpulens {
 // The window /api/v1/findings diagnoses when no ?range= is given.
 inline constexpr int64_t kFindingsWindowMs = 30 * 60'000;
 
+// Calls f(series, field, value, entity) for each series /api/v1/current
+// lists, in the registry's order: the present values of the catalog's GPU
+// and node series, the agent's own left out; `entity` is the GPU index, or
+// gpu_count() for the node. The value may be NaN (null in the JSON). The
+// caller holds the registry's and the live store's locks.
+template <class F>
+void for_each_current(const SeriesRegistry& registry, const LiveStore& live, F&& f) {
+  const int gpus = registry.gpu_count();
+  for (uint32_t s = 0; s < registry.count() && s < live.size(); ++s) {
+    if (!live.present(s)) continue;
+    const Series& series = registry.series(s);
+    const FieldDef& def = field(series.field);
+    if (def.layer == Layer::kAgent || series.gpu >= gpus) continue;
+    f(series, def, live.value(s), series.gpu < 0 ? gpus : series.gpu);
+  }
+}
+
 struct AgentOptions {
   std::string listen = "127.0.0.1:9400";
   int64_t interval_ms = 1000;

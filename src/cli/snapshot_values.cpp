@@ -18,21 +18,12 @@ SnapshotValues snapshot_values(Agent& agent) {
   out.simulated = agent.simulated();
   std::scoped_lock lock(registry.mutex(), live.mutex());
   const int gpus = registry.gpu_count();
-  // What /api/v1/current lists (Agent::current_json): present values of
-  // the catalog's GPU and node series, the agent's own left out.
   std::vector<SnapshotSeries> series_of(gpus + 1);
-  for (uint32_t s = 0; s < registry.count() && s < live.size(); ++s) {
-    if (!live.present(s)) continue;
-    const Series& series = registry.series(s);
-    const FieldDef& f = field(series.field);
-    if (f.layer == Layer::kAgent) continue;
-    if (series.gpu >= gpus) continue;
-    double v = live.value(s);
-    if (!std::isfinite(v)) continue;  // null in the JSON
-    if (v == 0) v = 0;                // no -0
-    series_of[series.gpu < 0 ? gpus : series.gpu].push_back(
-        {.name = std::string(f.name), .labels = series.extra, .part = series.part, .value = v});
-  }
+  for_each_current(registry, live, [&](const Series& series, const FieldDef& f, double v, int entity) {
+    if (!std::isfinite(v)) return;  // null in the JSON
+    if (v == 0) v = 0;              // no -0
+    series_of[entity].push_back({.name = std::string(f.name), .labels = series.extra, .part = series.part, .value = v});
+  });
   out.time = std::to_string(wall_ms() / 1000);
   for (int g = 0; g < gpus; ++g) {
     const GpuIdentity* id = registry.gpu(g);
