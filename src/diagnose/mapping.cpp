@@ -15,8 +15,12 @@
 namespace gpulens::diagnose {
 namespace {
 
+using F = FieldId;
 using K = Binding::Kind;
 using T = Binding::Transform;
+
+// A catalog field's name: the catalog spells each native name once.
+std::string_view native(FieldId id) { return field(id).name; }
 
 constexpr double kMiB = 1024.0 * 1024.0;
 // NVML clock-event bits (reference §2.6).
@@ -47,15 +51,15 @@ std::vector<Binding> labelled_bindings(std::string_view name, LabelSpan labels);
 void dcgm_bindings(std::unordered_map<std::string_view, std::vector<Binding>>& t) {
   for (const DcgmRow& row : dcgm_rows()) {
     if (row.value == DcgmValue::kLabel || row.field2 != FieldId::kCount || row.scale == 0) continue;
-    const std::string_view native = field(row.field).name;
+    const std::string_view name = native(row.field);
     std::vector<Binding> b;
     if (row.extra.empty()) {
-      const auto it = t.find(native);
+      const auto it = t.find(name);
       if (it == t.end()) continue;
       b = it->second;
     } else {
       const LabelPair extra[] = {{row.extra.name, row.extra.value}};
-      b = labelled_bindings(native, extra);
+      b = labelled_bindings(name, extra);
     }
     if (b.empty()) continue;
     // The reciprocal of a decimal unit factor (1e-6 Hz -> MHz) to 15
@@ -79,80 +83,80 @@ const std::unordered_map<std::string_view, std::vector<Binding>>& simple_table()
     using H = HostSig;
     std::unordered_map<std::string_view, std::vector<Binding>> t;
     // gpulens native
-    t["gpu_utilization_ratio"] = {gpu(G::kGpuUtil)};
-    t["gpu_sm_active_ratio"] = {gpu(G::kSmActive)};
-    t["gpu_sm_occupancy_ratio"] = {gpu(G::kSmOccupancy)};
-    t["gpu_graphics_engine_active_ratio"] = {gpu(G::kGrActive)};
-    t["gpu_tensor_core_util_ratio"] = {gpu(G::kTensorActive)};
-    t["gpu_mem_bandwidth_util_ratio"] = {gpu(G::kDramActive)};
-    t["gpu_memory_used_bytes"] = {gpu(G::kFbUsed)};
-    t["gpu_memory_free_bytes"] = {gpu(G::kFbFree)};
-    t["gpu_memory_fragmentation_ratio"] = {gpu(G::kFragmentation)};
+    t[native(F::kGpuUtilization)] = {gpu(G::kGpuUtil)};
+    t[native(F::kGpuSmActive)] = {gpu(G::kSmActive)};
+    t[native(F::kGpuSmOccupancy)] = {gpu(G::kSmOccupancy)};
+    t[native(F::kGpuGraphicsEngineActive)] = {gpu(G::kGrActive)};
+    t[native(F::kGpuTensorActive)] = {gpu(G::kTensorActive)};
+    t[native(F::kGpuDramActive)] = {gpu(G::kDramActive)};
+    t[native(F::kGpuMemoryUsed)] = {gpu(G::kFbUsed)};
+    t[native(F::kGpuMemoryFree)] = {gpu(G::kFbFree)};
+    t[native(F::kGpuMemoryFragmentation)] = {gpu(G::kFragmentation)};
     // gpulens native, per MIG instance (MIG labels: an entity of its own)
-    t["gpu_mig_graphics_engine_active_ratio"] = {gpu(G::kGrActive)};
-    t["gpu_mig_sm_active_ratio"] = {gpu(G::kSmActive)};
-    t["gpu_mig_sm_occupancy_ratio"] = {gpu(G::kSmOccupancy)};
-    t["gpu_mig_tensor_core_util_ratio"] = {gpu(G::kTensorActive)};
-    t["gpu_mig_mem_bandwidth_util_ratio"] = {gpu(G::kDramActive)};
-    t["gpu_mig_memory_used_bytes"] = {gpu(G::kFbUsed)};
-    t["gpu_mig_memory_free_bytes"] = {gpu(G::kFbFree)};
-    t["gpu_allocator_retries_total"] = {gpu(G::kAllocRetryRate, 1.0, true)};
-    t["gpu_allocator_ooms_total"] = {gpu(G::kAllocOomRate, 1.0, true)};
-    t["gpu_pcie_rx_bytes_total"] = {gpu(G::kPcieRxBps, 1.0, true)};
-    t["gpu_pcie_tx_bytes_total"] = {gpu(G::kPcieTxBps, 1.0, true)};
-    t["gpu_pcie_rx_bytes_per_second"] = {gpu(G::kPcieRxBps)};
-    t["gpu_pcie_tx_bytes_per_second"] = {gpu(G::kPcieTxBps)};
-    t["gpu_pcie_rx_bandwidth_util_ratio"] = {gpu(G::kPcieRxUtil)};
-    t["gpu_pcie_tx_bandwidth_util_ratio"] = {gpu(G::kPcieTxUtil)};
-    t["gpu_pcie_peak_bytes_per_second"] = {gpu(G::kPciePeak)};
-    t["gpu_pcie_link_generation"] = {gpu(G::kLinkGen)};
-    t["gpu_pcie_link_generation_max"] = {gpu(G::kLinkGenMax)};
-    t["gpu_pcie_link_width"] = {gpu(G::kLinkWidth)};
-    t["gpu_pcie_link_width_max"] = {gpu(G::kLinkWidthMax)};
-    t["gpu_pcie_link_generation_calibrated"] = {gpu(G::kLinkGenCalibrated)};
-    t["gpu_pcie_link_width_calibrated"] = {gpu(G::kLinkWidthCalibrated)};
-    t["gpu_nvlink_rx_bytes_total"] = {gpu(G::kNvlinkRxBps, 1.0, true)};
-    t["gpu_nvlink_tx_bytes_total"] = {gpu(G::kNvlinkTxBps, 1.0, true)};
-    t["gpu_nvlink_rx_bytes_per_second"] = {gpu(G::kNvlinkRxBps)};
-    t["gpu_nvlink_tx_bytes_per_second"] = {gpu(G::kNvlinkTxBps)};
-    t["gpu_nvlink_bandwidth_util_ratio"] = {gpu(G::kNvlinkUtil)};
-    t["gpu_temperature_celsius"] = {gpu(G::kTemperature)};
-    t["gpu_power_watts"] = {gpu(G::kPower)};
-    t["gpu_power_limit_watts"] = {gpu(G::kPowerLimit)};
-    t["gpu_sm_clock_hertz"] = {gpu(G::kSmClock)};
-    t["gpu_sm_clock_max_hertz"] = {gpu(G::kSmClockMax)};
-    t["gpu_clock_event_reasons"] = {mask(G::kThermalThrottle, kThermalBits), mask(G::kPowerThrottle, kPowerBits)};
-    t["gpu_last_xid"] = {gpu(G::kLastXid)};
-    t["gpu_up"] = {gpu(G::kGpuUp)};
-    t["gpu_row_remap_failure"] = {gpu(G::kRowRemapFailure)};
-    t["gpu_recovery_action"] = {gpu(G::kRecoveryAction)};
-    t["gpu_numa_node"] = {gpu(G::kNumaNode)};
-    t["gpu_topology_info"] = {{.kind = K::kPeerPath}};
-    t["gpu_cpu_affinity_info"] = {{.kind = K::kLocalCpus}};
-    t["host_gpu_process_affinity_info"] = {{.kind = K::kProcess}};
-    t["gpu_job_info"] = {{.kind = K::kJob}};
+    t[native(F::kGpuMigGraphicsEngineActive)] = {gpu(G::kGrActive)};
+    t[native(F::kGpuMigSmActive)] = {gpu(G::kSmActive)};
+    t[native(F::kGpuMigSmOccupancy)] = {gpu(G::kSmOccupancy)};
+    t[native(F::kGpuMigTensorActive)] = {gpu(G::kTensorActive)};
+    t[native(F::kGpuMigDramActive)] = {gpu(G::kDramActive)};
+    t[native(F::kGpuMigMemoryUsed)] = {gpu(G::kFbUsed)};
+    t[native(F::kGpuMigMemoryFree)] = {gpu(G::kFbFree)};
+    t[native(F::kGpuAllocatorRetries)] = {gpu(G::kAllocRetryRate, 1.0, true)};
+    t[native(F::kGpuAllocatorOoms)] = {gpu(G::kAllocOomRate, 1.0, true)};
+    t[native(F::kGpuPcieRxBytes)] = {gpu(G::kPcieRxBps, 1.0, true)};
+    t[native(F::kGpuPcieTxBytes)] = {gpu(G::kPcieTxBps, 1.0, true)};
+    t[native(F::kGpuPcieRxRate)] = {gpu(G::kPcieRxBps)};
+    t[native(F::kGpuPcieTxRate)] = {gpu(G::kPcieTxBps)};
+    t[native(F::kGpuPcieRxUtil)] = {gpu(G::kPcieRxUtil)};
+    t[native(F::kGpuPcieTxUtil)] = {gpu(G::kPcieTxUtil)};
+    t[native(F::kGpuPciePeak)] = {gpu(G::kPciePeak)};
+    t[native(F::kGpuPcieLinkGen)] = {gpu(G::kLinkGen)};
+    t[native(F::kGpuPcieLinkGenMax)] = {gpu(G::kLinkGenMax)};
+    t[native(F::kGpuPcieLinkWidth)] = {gpu(G::kLinkWidth)};
+    t[native(F::kGpuPcieLinkWidthMax)] = {gpu(G::kLinkWidthMax)};
+    t[native(F::kGpuPcieLinkGenCalibrated)] = {gpu(G::kLinkGenCalibrated)};
+    t[native(F::kGpuPcieLinkWidthCalibrated)] = {gpu(G::kLinkWidthCalibrated)};
+    t[native(F::kGpuNvlinkRxBytes)] = {gpu(G::kNvlinkRxBps, 1.0, true)};
+    t[native(F::kGpuNvlinkTxBytes)] = {gpu(G::kNvlinkTxBps, 1.0, true)};
+    t[native(F::kGpuNvlinkRxRate)] = {gpu(G::kNvlinkRxBps)};
+    t[native(F::kGpuNvlinkTxRate)] = {gpu(G::kNvlinkTxBps)};
+    t[native(F::kGpuNvlinkUtil)] = {gpu(G::kNvlinkUtil)};
+    t[native(F::kGpuTemperature)] = {gpu(G::kTemperature)};
+    t[native(F::kGpuPower)] = {gpu(G::kPower)};
+    t[native(F::kGpuPowerLimit)] = {gpu(G::kPowerLimit)};
+    t[native(F::kGpuSmClock)] = {gpu(G::kSmClock)};
+    t[native(F::kGpuSmClockMax)] = {gpu(G::kSmClockMax)};
+    t[native(F::kGpuClockEventReasons)] = {mask(G::kThermalThrottle, kThermalBits), mask(G::kPowerThrottle, kPowerBits)};
+    t[native(F::kGpuLastXid)] = {gpu(G::kLastXid)};
+    t[native(F::kGpuUp)] = {gpu(G::kGpuUp)};
+    t[native(F::kGpuRowRemapFailure)] = {gpu(G::kRowRemapFailure)};
+    t[native(F::kGpuRecoveryAction)] = {gpu(G::kRecoveryAction)};
+    t[native(F::kGpuNumaNode)] = {gpu(G::kNumaNode)};
+    t[native(F::kGpuTopology)] = {{.kind = K::kPeerPath}};
+    t[native(F::kGpuCpuAffinity)] = {{.kind = K::kLocalCpus}};
+    t[native(F::kHostProcessCpuAffinity)] = {{.kind = K::kProcess}};
+    t[native(F::kGpuJobInfo)] = {{.kind = K::kJob}};
     t["kube_pod_labels"] = {{.kind = K::kPodLabels}};
-    t["host_pressure_cpu_waiting_seconds_total"] = {host(H::kPsiCpu, true)};
-    t["host_pressure_io_waiting_seconds_total"] = {host(H::kPsiIo, true)};
-    t["host_disk_io_time_seconds_total"] = {host(H::kDiskBusy, true)};
-    t["host_infiniband_receive_bytes_total"] = {host(H::kIbRxBps, true)};
-    t["host_infiniband_transmit_bytes_total"] = {host(H::kIbTxBps, true)};
-    t["host_infiniband_rate_bytes"] = {host(H::kIbRate)};
-    t["serving_requests_running"] = {host(H::kRequestsRunning)};
-    t["serving_requests_waiting"] = {host(H::kRequestsWaiting)};
-    t["serving_request_duration_seconds_total"] = {{.kind = K::kTritonDuration, .counter = true}};
-    t["serving_requests_succeeded_total"] = {{.kind = K::kTritonSuccess, .counter = true}};
-    t["serving_request_latency_p99_seconds"] = {host(H::kLatencyP99)};
-    t["serving_kv_cache_usage_ratio"] = {host(H::kKvCacheUsage)};
-    t["serving_preemptions_total"] = {host(H::kPreemptionRate, true)};
-    t["serving_prompt_tokens_total"] = {host(H::kPromptTokensRate, true)};
-    t["serving_generation_tokens_total"] = {host(H::kGenerationTokensRate, true)};
-    t["serving_prefix_cache_hit_ratio"] = {host(H::kPrefixCacheHitRatio)};
-    t["serving_batch_max_tokens"] = {host(H::kBatchMaxTokens)};
-    t["gpu_health_status"] = {gpu(G::kHealthStatus)};
-    t["gpu_clock_events_recent"] = {carried(CarriedSig::kClockEventsRecent)};
-    t["gpu_p2p_status"] = {carried(CarriedSig::kP2pStatus)};
-    t["serving_engine_info"] = {carried(CarriedSig::kEngineInfo)};
+    t[native(F::kHostPressureCpuWaiting)] = {host(H::kPsiCpu, true)};
+    t[native(F::kHostPressureIoWaiting)] = {host(H::kPsiIo, true)};
+    t[native(F::kHostDiskIoTime)] = {host(H::kDiskBusy, true)};
+    t[native(F::kHostInfinibandReceiveBytes)] = {host(H::kIbRxBps, true)};
+    t[native(F::kHostInfinibandTransmitBytes)] = {host(H::kIbTxBps, true)};
+    t[native(F::kHostInfinibandRate)] = {host(H::kIbRate)};
+    t[native(F::kServingRequestsRunning)] = {host(H::kRequestsRunning)};
+    t[native(F::kServingRequestsWaiting)] = {host(H::kRequestsWaiting)};
+    t[native(F::kServingRequestDuration)] = {{.kind = K::kTritonDuration, .counter = true}};
+    t[native(F::kServingRequestsSucceeded)] = {{.kind = K::kTritonSuccess, .counter = true}};
+    t[native(F::kServingLatencyP99)] = {host(H::kLatencyP99)};
+    t[native(F::kServingKvCacheUsage)] = {host(H::kKvCacheUsage)};
+    t[native(F::kServingPreemptions)] = {host(H::kPreemptionRate, true)};
+    t[native(F::kServingPromptTokens)] = {host(H::kPromptTokensRate, true)};
+    t[native(F::kServingGenerationTokens)] = {host(H::kGenerationTokensRate, true)};
+    t[native(F::kServingPrefixCacheHitRatio)] = {host(H::kPrefixCacheHitRatio)};
+    t[native(F::kServingBatchMaxTokens)] = {host(H::kBatchMaxTokens)};
+    t[native(F::kGpuHealthStatus)] = {gpu(G::kHealthStatus)};
+    t[native(F::kGpuClockEventsRecent)] = {carried(CarriedSig::kClockEventsRecent)};
+    t[native(F::kGpuP2pStatus)] = {carried(CarriedSig::kP2pStatus)};
+    t[native(F::kServingEngineInfo)] = {carried(CarriedSig::kEngineInfo)};
     // dcgm-exporter (reference §4.4, §4.5): the catalog's rows own the
     // DCGM_FI_* names (dcgm_rows()); each binds as the native field it reads,
     // in DCGM's unit — added by dcgm_bindings() below.
@@ -230,16 +234,18 @@ constexpr LatencyHistogram kLatencyHistograms[] = {
     {"tgi_request_queue_duration_bucket", HostSig::kQueueTimeP99},
 };
 
-constexpr std::string_view kLabelled[] = {
-    "host_cpu_seconds_total",         "node_cpu_seconds_total",
-    "gpu_clock_event_active",         "gpu_xid_errors_total",
-    "gpu_ecc_errors_total",           "host_network_receive_bytes_total",
-    "host_network_transmit_bytes_total", "host_network_speed_bytes",
-    "node_network_receive_bytes_total", "node_network_transmit_bytes_total",
-    "node_network_speed_bytes",       "gpu_allocator_external_fragmentation_ratio",
-    "nv_inference_request_summary_us", "gpu_xid_errors_recent", "DCGM_EXP_XID_ERRORS_COUNT",
-    "serving_requests_waiting_by_reason", "vllm:num_requests_waiting_by_reason",
-};
+const std::vector<std::string_view>& labelled_names() {
+  static const std::vector<std::string_view> names{
+      native(F::kHostCpuSeconds), "node_cpu_seconds_total", native(F::kGpuClockEventActive),
+      native(F::kGpuXidErrors), native(F::kGpuEccErrors), native(F::kHostNetworkReceiveBytes),
+      native(F::kHostNetworkTransmitBytes), native(F::kHostNetworkSpeed), "node_network_receive_bytes_total",
+      "node_network_transmit_bytes_total", "node_network_speed_bytes",
+      native(F::kGpuAllocatorExternalFragmentation), "nv_inference_request_summary_us",
+      native(F::kGpuXidErrorsRecent), "DCGM_EXP_XID_ERRORS_COUNT", native(F::kServingRequestsWaitingByReason),
+      "vllm:num_requests_waiting_by_reason",
+  };
+  return names;
+}
 
 std::string_view label_of(LabelSpan labels, std::string_view name) {
   for (const auto& [k, v] : labels) {
@@ -280,11 +286,12 @@ bool known_name(std::string_view name) {
   for (const LatencyHistogram& h : kLatencyHistograms) {
     if (h.bucket == name) return true;
   }
-  return std::find(std::begin(kLabelled), std::end(kLabelled), name) != std::end(kLabelled);
+  const std::vector<std::string_view>& labelled = labelled_names();
+  return std::find(labelled.begin(), labelled.end(), name) != labelled.end();
 }
 
 std::vector<std::string_view> known_names() {
-  std::vector<std::string_view> out(std::begin(kLabelled), std::end(kLabelled));
+  std::vector<std::string_view> out = labelled_names();
   for (const LatencyHistogram& h : kLatencyHistograms) out.push_back(h.bucket);
   out.push_back(kSimulatedFamily);
   for (const auto& [name, b] : simple_table()) out.push_back(name);
@@ -316,20 +323,20 @@ namespace {
 std::vector<Binding> labelled_bindings(std::string_view name, LabelSpan labels) {
   using G = GpuSig;
   using H = HostSig;
-  if (name == "host_cpu_seconds_total" || name == "node_cpu_seconds_total") {
+  if (name == native(F::kHostCpuSeconds) || name == "node_cpu_seconds_total") {
     std::vector<Binding> out{host(H::kCpuTotal, true)};
     const std::string_view mode = label_of(labels, "mode");
     if (mode == "idle") out.push_back(host(H::kCpuIdle, true));
     if (mode == "iowait") out.push_back(host(H::kCpuIowaitRaw, true));
     return out;
   }
-  if (name == "gpu_clock_event_active") {
+  if (name == native(F::kGpuClockEventActive)) {
     const std::string_view reason = label_of(labels, "reason");
     if (reason.find("thermal") != reason.npos) return {gpu(G::kThermalThrottle)};
     if (reason.find("power") != reason.npos) return {gpu(G::kPowerThrottle)};
     return {};
   }
-  if (name == "gpu_xid_errors_total") {
+  if (name == native(F::kGpuXidErrors)) {
     std::vector<Binding> out{gpu(G::kXidRate, 1.0, true)};
     if (auto code = parse_double(label_of(labels, "xid"))) {
       Binding b = gpu(G::kLastXid, 1.0, true);
@@ -339,7 +346,7 @@ std::vector<Binding> labelled_bindings(std::string_view name, LabelSpan labels) 
     }
     return out;
   }
-  if (name == "gpu_xid_errors_recent" || name == "DCGM_EXP_XID_ERRORS_COUNT") {
+  if (name == native(F::kGpuXidErrorsRecent) || name == "DCGM_EXP_XID_ERRORS_COUNT") {
     // XIDs counted in dcgm-exporter's window: while any is, its code is the
     // last XID. The zero-valued series of a quiet GPU has no xid: code 0.
     Binding b = gpu(G::kLastXid);
@@ -347,13 +354,13 @@ std::vector<Binding> labelled_bindings(std::string_view name, LabelSpan labels) 
     b.code = parse_double(label_of(labels, "xid")).value_or(0);
     return {b};
   }
-  if (name == "gpu_allocator_external_fragmentation_ratio") {
+  if (name == native(F::kGpuAllocatorExternalFragmentation)) {
     // The small pool (requests up to 1 MiB in 2 MiB segments) is in slivers
     // by design and never serves a large allocation: judge the others.
     if (label_of(labels, "pool").starts_with("small")) return {};
     return {gpu(G::kExternalFragmentation)};
   }
-  if (name == "gpu_ecc_errors_total") {
+  if (name == native(F::kGpuEccErrors)) {
     const std::string_view type = label_of(labels, "type");
     if (type.starts_with("uncorrect")) return {gpu(G::kEccUncorrectedRate, 1.0, true)};
     return {};
@@ -369,7 +376,7 @@ std::vector<Binding> labelled_bindings(std::string_view name, LabelSpan labels) 
     b.negative_is_unknown = true;
     return {b};
   }
-  if (name == "serving_requests_waiting_by_reason" || name == "vllm:num_requests_waiting_by_reason") {
+  if (name == native(F::kServingRequestsWaitingByReason) || name == "vllm:num_requests_waiting_by_reason") {
     // vLLM V1: "capacity" waits for KV-cache space or a batch slot (what
     // kv_cache_pressure judges); another reason ("deferred") is only kept.
     const std::string_view reason = label_of(labels, "reason");
