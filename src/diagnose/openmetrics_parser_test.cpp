@@ -181,11 +181,18 @@ TEST(Limits, TotalBytesSeriesAndSamplesAreBounded) {
     ReplayInfo info;
     std::string text;
     for (int i = 0; i < 20; ++i) text += "gpu_up{gpu=\"" + std::to_string(i) + "\"} 1 100\n";
-    Result<SignalSet> set = load_replay_text(text, "m.om", info, expfmt::StreamLimits{.max_series = 10});
+    expfmt::StreamLimits limits{.max_series = 10};
+    Result<SignalSet> set = load_replay_text(text, "m.om", info, limits);
     ASSERT_FALSE(set.ok());
     EXPECT_NE(set.status().message().find("m.om:11: more than 10 distinct series"), std::string::npos)
         << set.status().message();
-    EXPECT_NE(set.status().message().find("--max-series"), std::string::npos);
+    EXPECT_EQ(set.status().message().find('('), std::string::npos);  // no advice but the caller's
+    limits.series_advice = "raise --max-series";
+    set = load_replay_text(text, "m.om", info, limits);
+    ASSERT_FALSE(set.ok());
+    EXPECT_NE(set.status().message().find("distinct series of the families read (raise --max-series)"),
+              std::string::npos)
+        << set.status().message();
   }
   {
     ReplayInfo info;

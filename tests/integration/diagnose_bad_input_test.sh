@@ -37,7 +37,7 @@ import sys
 for i in range(200000):
     sys.stdout.write("DCGM_FI_DEV_GPU_UTIL{gpu=\"%d\",Hostname=\"h%d\"} 50 1764410400\n" % (i % 8, i))
 ' > "$tmp/many.om"
-expect_error 1 "many.om:100001: more than 100000 distinct series" "$gpulens" diagnose --replay "$tmp/many.om"
+expect_error 1 "many.om:100001: more than 100000 distinct series of the families read (raise --max-series, or split the input)" "$gpulens" diagnose --replay "$tmp/many.om"
 
 # start_fake MODE: a stand-in query API on a free loopback port ($fake_port).
 start_fake() {
