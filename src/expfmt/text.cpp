@@ -1,6 +1,7 @@
 // The exposition line grammar: numbers, sample lines, label sets, comments.
 #include "expfmt/text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -110,12 +111,36 @@ LineProblem split_sample(std::string_view line, SampleLine& out) {
   return LineProblem::kNone;
 }
 
+namespace {
+
+// Up to this many labels a new name is compared with each one before it;
+// past it, every name is checked once at the end, sorted, so that a
+// hostile line of 100,000 labels costs n log n, not n².
+constexpr size_t kLinearDuplicateCheck = 32;
+
+// A name given twice among `labels`, or "".
+std::string_view duplicate_name(const OwnedLabels& labels) {
+  if (labels.size() <= kLinearDuplicateCheck) return {};  // checked as they came
+  std::vector<std::string_view> names;
+  names.reserve(labels.size());
+  for (const auto& [n, v] : labels) names.push_back(n);
+  std::sort(names.begin(), names.end());
+  const auto it = std::adjacent_find(names.begin(), names.end());
+  return it == names.end() ? std::string_view() : *it;
+}
+
+}  // namespace
+
 LabelError parse_labels(std::string_view text, const LabelLimits& limits, OwnedLabels& out) {
   out.clear();
+  auto done = [&]() -> LabelError {
+    if (const std::string_view d = duplicate_name(out); !d.empty()) return {LabelProblem::kDuplicate, d};
+    return {};
+  };
   size_t p = 0;
   while (true) {
     p = skip_blanks_at(text, p);
-    if (p >= text.size()) return {};
+    if (p >= text.size()) return done();
     if (!label_name_start(text[p])) return {LabelProblem::kBadName, {}, text[p]};
     const size_t n0 = p;
     while (p < text.size() && label_name_char(text[p])) ++p;
@@ -153,13 +178,15 @@ LabelError parse_labels(std::string_view text, const LabelLimits& limits, OwnedL
     }
     if (value.size() > limits.max_value_bytes) return {LabelProblem::kTooLong, name.substr(0, 64)};
     if (!closed) return {LabelProblem::kUnterminatedValue, name};
-    for (const auto& [n, v] : out) {
-      if (n == name) return {LabelProblem::kDuplicate, name};
+    if (out.size() < kLinearDuplicateCheck) {
+      for (const auto& [n, v] : out) {
+        if (n == name) return {LabelProblem::kDuplicate, name};
+      }
     }
     if (out.size() >= limits.max_labels) return {LabelProblem::kTooMany, name};
     out.emplace_back(std::string(name), std::move(value));
     p = skip_blanks_at(text, p);
-    if (p >= text.size()) return {};
+    if (p >= text.size()) return done();
     if (text[p] != ',') return {LabelProblem::kNoSeparator, name, text[p]};
     ++p;
   }

@@ -112,6 +112,22 @@ TEST(ExpfmtLabels, NamesEachProblemAndLabel) {
   EXPECT_FALSE(problem(R"(abcd="1234",b="2")", small));
 }
 
+TEST(ExpfmtLabels, ManyLabelsAreReadWholeAndADuplicateAnywhereIsFound) {
+  // A hostile line of 100,000 labels (a 1 MiB line allows that many) is
+  // read in one pass; the duplicate check past the first few is a sort,
+  // not a comparison of every pair (10^10 of them: minutes of one core).
+  std::string text;
+  for (int i = 0; i < 100'000; ++i) text += (i ? ",l" : "l") + std::to_string(i) + "=\"x\"";
+  OwnedLabels out;
+  ASSERT_FALSE(parse_labels(text, {}, out));
+  EXPECT_EQ(out.size(), 100'000u);
+  for (const char* dup : {",l5=\"y\"", ",l77777=\"y\""}) {
+    const LabelError e = parse_labels(text + dup, {}, out);
+    EXPECT_EQ(e.problem, LabelProblem::kDuplicate) << dup;
+  }
+  EXPECT_EQ(parse_labels(text + ",l77777=\"y\"", {}, out).label, "l77777");
+}
+
 TEST(ExpfmtComment, ClassifiesHelpTypeUnitEof) {
   Comment c = parse_comment("# HELP up Whether the target is up.");
   EXPECT_EQ(c.kind, Comment::kHelp);
