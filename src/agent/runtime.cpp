@@ -18,17 +18,23 @@ Result<std::unique_ptr<AgentRuntime>> AgentRuntime::create(std::unique_ptr<Agent
                             "captures ride on it");
   }
   std::unique_ptr<AgentRuntime> rt(new AgentRuntime(std::move(agent), settings));
-  if (!settings.remote_write.url.empty()) {
-    if (Status s = rt->start_writer(settings.remote_write); !s) return s;
-  }
+  if (Status s = rt->replace_writer(settings.remote_write); !s) return s;
   return rt;
 }
 
-Status AgentRuntime::start_writer(const RemoteWriteOptions& options) {
-  auto w = std::make_unique<RemoteWriter>(options, agent_->registry(), agent_->live());
-  if (Status s = w->start(); !s) return s;
-  std::lock_guard lock(writer_mu_);
-  writer_ = std::move(w);
+Status AgentRuntime::replace_writer(const RemoteWriteOptions& options) {
+  std::unique_ptr<RemoteWriter> fresh;
+  if (!options.url.empty()) {
+    fresh = std::make_unique<RemoteWriter>(options, agent_->registry(), agent_->live());
+    if (Status s = fresh->start(); !s) return s;
+  }
+  std::unique_ptr<RemoteWriter> old;
+  {
+    std::lock_guard lock(writer_mu_);
+    old = std::move(writer_);
+    writer_ = std::move(fresh);
+  }
+  if (old) old->stop();  // outside the lock: scrapes keep reading the new writer's metrics
   return Status::ok();
 }
 
@@ -49,18 +55,7 @@ void AgentRuntime::fill_remote_write(Frame& f) {
 Status AgentRuntime::apply(const diagnose::Thresholds& thresholds, const ProfileTriggerOptions& profile_on,
                            const std::optional<RemoteWriteOptions>& remote_write) {
   if (remote_write) {
-    std::unique_ptr<RemoteWriter> fresh;
-    if (!remote_write->url.empty()) {
-      fresh = std::make_unique<RemoteWriter>(*remote_write, agent_->registry(), agent_->live());
-      if (Status s = fresh->start(); !s) return s;
-    }
-    std::unique_ptr<RemoteWriter> old;
-    {
-      std::lock_guard lock(writer_mu_);
-      old = std::move(writer_);
-      writer_ = std::move(fresh);
-    }
-    if (old) old->stop();  // outside the lock: scrapes keep reading the new writer's metrics
+    if (Status s = replace_writer(*remote_write); !s) return s;
   }
   diagnosis_->reconfigure(thresholds, profile_on);
   return Status::ok();
@@ -68,12 +63,7 @@ Status AgentRuntime::apply(const diagnose::Thresholds& thresholds, const Profile
 
 void AgentRuntime::stop() {
   agent_->stop();
-  std::unique_ptr<RemoteWriter> w;
-  {
-    std::lock_guard lock(writer_mu_);
-    w = std::move(writer_);
-  }
-  if (w) w->stop();
+  (void)replace_writer(RemoteWriteOptions{});  // none: the running one flushes and stops
 }
 
 }  // namespace gpulens

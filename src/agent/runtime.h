@@ -57,7 +57,9 @@ class AgentRuntime {
 
  private:
   explicit AgentRuntime(std::unique_ptr<Agent> agent, const RuntimeSettings& settings);
-  Status start_writer(const RemoteWriteOptions& options);
+  // Starts a writer with `options` (url empty: none), then swaps it in and
+  // stops the one it replaces; on error the running one is left as it was.
+  Status replace_writer(const RemoteWriteOptions& options);
   void fill_remote_write(Frame& f);
 
   std::unique_ptr<Agent> agent_;
