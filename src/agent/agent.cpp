@@ -256,6 +256,17 @@ void Agent::stop() {
 
 Status Agent::reload_web_config() { return options_.security ? options_.security->reload() : Status::ok(); }
 
+HostVersions host_versions(const SeriesRegistry& registry) {
+  HostVersions out;
+  for (int g = 0; g < registry.gpu_count(); ++g) {
+    const GpuIdentity* id = registry.gpu(g);
+    if (id == nullptr) continue;
+    if (out.driver.empty()) out.driver = id->driver;
+    if (out.cuda.empty()) out.cuda = id->cuda;
+  }
+  return out;
+}
+
 std::string Agent::current_json(int only_gpu) {
   std::string out;
   out.reserve(1 << 16);
@@ -299,19 +310,13 @@ std::string Agent::current_json(int only_gpu) {
   });
   out += "{\"time\":";
   append_json_string(out, std::to_string(wall_ms() / 1000));
-  // The host line of `gpulens snapshot`: the driver of the first GPU that names one.
-  std::string driver, cuda;
-  for (int g = 0; g < gpus; ++g) {
-    const GpuIdentity* id = registry_.gpu(g);
-    if (id != nullptr && driver.empty()) driver = id->driver;
-    if (id != nullptr && cuda.empty()) cuda = id->cuda;
-  }
+  const HostVersions versions = host_versions(registry_);
   out += ",\"host\":{\"name\":";
   append_json_string(out, host);
   out += ",\"driver\":";
-  append_json_string(out, driver);
+  append_json_string(out, versions.driver);
   out += ",\"cuda\":";
-  append_json_string(out, cuda);
+  append_json_string(out, versions.cuda);
   out += '}';
   out += ",\"simulated\":";
   out += simulated() ? "true" : "false";

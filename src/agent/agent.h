@@ -68,6 +68,14 @@ void for_each_current(const SeriesRegistry& registry, const LiveStore& live, F&&
   }
 }
 
+// The driver and CUDA versions of the host line (/api/v1/current's "host",
+// `gpulens snapshot`): for each, the first GPU's that names it. The caller
+// holds the registry's lock.
+struct HostVersions {
+  std::string driver, cuda;
+};
+HostVersions host_versions(const SeriesRegistry& registry);
+
 struct AgentOptions {
   std::string listen = "127.0.0.1:9400";
   int64_t interval_ms = 1000;

@@ -25,11 +25,9 @@ SnapshotValues snapshot_values(Agent& agent) {
     series_of[entity].push_back({.name = std::string(f.name), .labels = series.extra, .part = series.part, .value = v});
   });
   out.time = std::to_string(wall_ms() / 1000);
-  for (int g = 0; g < gpus; ++g) {
-    const GpuIdentity* id = registry.gpu(g);
-    if (id != nullptr && out.driver.empty()) out.driver = id->driver;
-    if (id != nullptr && out.cuda.empty()) out.cuda = id->cuda;
-  }
+  HostVersions versions = host_versions(registry);
+  out.driver = std::move(versions.driver);
+  out.cuda = std::move(versions.cuda);
   for (const auto& s : live.sources()) {
     if (s.name != "gpulens") out.sources.push_back(s.name);
   }
