@@ -38,9 +38,10 @@ class Diagnosis final : public LiveDiagnosis {
           return agent.push_store() ? agent.push_store()->pids_on_gpu(gpu) : std::vector<int64_t>{};
         }) {}
 
-  // Re-runs the diagnosis when the cached one is older than the period.
-  diagnose::Report report(int64_t now_ms) {
-    std::lock_guard lock(mu_);
+  // Re-runs the diagnosis when the cached one (report_) is older than the
+  // period. Called with mu_ held; report_ is read under it, never copied
+  // (it carries every evidence's series, up to 600 points each).
+  void refresh(int64_t now_ms) {
     // Refresh every period, and until the history holds enough to see GPUs.
     if (now_ms - last_ms_ >= kDiagnoseEveryMs || last_ms_ == 0 || report_.gpu_count == 0 || rethink_) {
       rethink_ = false;
@@ -53,7 +54,6 @@ class Diagnosis final : public LiveDiagnosis {
     // Captures asked for by findings (diagnose.profile_on): requested at a
     // diagnosis, collected and attached at any call after their result came.
     trigger_.step(report_, now_ms);
-    return report_;
   }
 
   // A diagnosis over another window than the periodic one (?range=), not cached.
@@ -71,12 +71,16 @@ class Diagnosis final : public LiveDiagnosis {
   }
 
   std::string findings_json(int64_t now_ms, int64_t window_ms) override {
-    return diagnose::report_json(window_ms == kWindowMs ? report(now_ms) : report_over(now_ms, window_ms));
+    if (window_ms != kWindowMs) return diagnose::report_json(report_over(now_ms, window_ms));
+    std::lock_guard lock(mu_);
+    refresh(now_ms);
+    return diagnose::report_json(report_);
   }
 
   void fill_findings(Frame& f) override {
-    const diagnose::Report r = report(f.time_ms());
-    for (const auto& h : r.hosts) {
+    std::lock_guard lock(mu_);
+    refresh(f.time_ms());
+    for (const auto& h : report_.hosts) {
       for (const auto& g : h.gpus) {
         const int gpu = std::atoi(g.gpu.c_str());
         for (const auto& finding : g.findings) {
@@ -87,7 +91,6 @@ class Diagnosis final : public LiveDiagnosis {
         }
       }
     }
-    std::lock_guard lock(mu_);
     for (const auto& [key, seconds] : waste_) {
       f.set(FieldId::kAgentWasteGpuSeconds, key.first, Labels{{"cause", key.second}}, seconds);
     }
